@@ -1,0 +1,37 @@
+# Set-up and checks.  `make demo` and `make test` are the two commands of the README.
+# TORCH_SPEC pins the CPU build of PyTorch on the project's machines; on a CUDA machine
+# install torch first and pass TORCH_SPEC=torch (see docs/installation).
+PYTHON ?= python3
+VENV ?= .venv
+TORCH_SPEC ?= torch==2.13.0
+WHEELS ?= ../shared/wheels
+PY := $(VENV)/bin/python
+
+.PHONY: install demo test test-with test-without
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q "$(TORCH_SPEC)"
+	$(PY) -m pip install -q -e ".[test,datasets,plot]"
+	touch $@
+
+install: $(VENV)/.installed
+
+demo: install
+	$(PY) benchmarks/trajectory.py --quick
+
+# The suite runs twice: with torch_scatter/torch_sparse (from $(WHEELS) when present) and
+# with them blocked, so that both of PyG's code paths are exercised.
+test: install
+	@if [ -d "$(WHEELS)" ]; then \
+		$(PY) -m pip install -q --no-index --find-links "$(WHEELS)" torch_scatter torch_sparse; \
+	else \
+		echo "note: $(WHEELS) not found; install torch_scatter/torch_sparse from the PyG wheel index to test with them"; \
+	fi
+	$(MAKE) test-with test-without
+
+test-with:
+	$(PY) -m pytest -q
+
+test-without:
+	TGSAN_WITHOUT_EXTENSIONS=1 $(PY) -m pytest -q
