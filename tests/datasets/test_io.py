@@ -1,0 +1,166 @@
+import os
+import os.path as osp
+import pickle
+import shlex
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+from torch_geometric_san.datasets import io
+
+
+class _RunsCommand:
+    """Pickles to a call of os.system, as a tampered file would."""
+    def __init__(self, command):
+        self.command = command
+
+    def __reduce__(self):
+        return (os.system, (self.command, ))
+
+
+def _write_npy_with_payload(path, payload: bytes, shape=(1, )):
+    with open(path, "wb") as f:
+        np.lib.format.write_array_header_1_0(f, {
+            "descr": "|O",
+            "fortran_order": False,
+            "shape": shape
+        })
+        f.write(payload)
+
+
+def test_load_npy_object_array_of_dicts(tmp_path):
+    value = np.empty(2, dtype=object)
+    value[0] = {frozenset({3, 1}): 0, frozenset({2}): 1}
+    value[1] = {frozenset({1, 2, 3}): 7}
+    path = str(tmp_path / "dicts.npy")
+    np.save(path, value, allow_pickle=True)
+    out = io.load_npy(path)
+    assert out.dtype == object and out.shape == (2, )
+    assert out[0] == value[0] and out[1] == value[1]
+
+
+@pytest.mark.parametrize("protocol", [2, 4])
+def test_load_npy_pickle_protocols(tmp_path, protocol):
+    # Protocol 2 (as in the published files) encodes bytes with
+    # _codecs.encode; newer protocols do not.
+    value = np.empty(1, dtype=object)
+    value[0] = {frozenset({5, 6}): 2}
+    path = str(tmp_path / "p.npy")
+    _write_npy_with_payload(path, pickle.dumps(value, protocol=protocol))
+    assert io.load_npy(path)[0] == value[0]
+
+
+def test_load_npy_plain_array(tmp_path):
+    path = str(tmp_path / "plain.npy")
+    np.save(path, np.arange(6).reshape(2, 3))
+    np.testing.assert_array_equal(io.load_npy(path),
+                                  np.arange(6).reshape(2, 3))
+
+
+def test_load_npy_refuses_code_execution(tmp_path):
+    marker = tmp_path / "pwned"
+    payload = pickle.dumps(
+        np.array([_RunsCommand(f"touch {shlex.quote(str(marker))}")],
+                 dtype=object), protocol=2)
+    path = str(tmp_path / "evil.npy")
+    _write_npy_with_payload(path, payload)
+
+    with pytest.raises(pickle.UnpicklingError, match="os.system|posix.system"):
+        io.load_npy(path)
+    assert not marker.exists()
+
+    # The crafted file is really malicious: NumPy's own loader runs it (in a
+    # subprocess, so that this test process stays clean).
+    code = f"import numpy as np; np.load({path!r}, allow_pickle=True)"
+    subprocess.run([sys.executable, "-c", code], check=True)
+    assert marker.exists()
+
+
+def test_load_npy_refuses_other_codecs(tmp_path):
+    # A pickle that calls _codecs.encode with another codec than latin1.
+    payload = (b"\x80\x02c_codecs\nencode\nX\x03\x00\x00\x00abcX\x06\x00\x00"
+               b"\x00base64\x86R.")
+    path = str(tmp_path / "codec.npy")
+    _write_npy_with_payload(path, payload)
+    with pytest.raises(pickle.UnpicklingError, match="latin1"):
+        io.load_npy(path)
+
+
+def test_load_npy_payload_must_match_header(tmp_path):
+    path = str(tmp_path / "mismatch.npy")
+    _write_npy_with_payload(path, pickle.dumps({"a": 1}, protocol=2))
+    with pytest.raises(ValueError, match="does not match the .npy header"):
+        io.load_npy(path)
+
+
+def test_load_npy_not_npy(tmp_path):
+    path = tmp_path / "junk.npy"
+    path.write_bytes(b"not a numpy file")
+    with pytest.raises(ValueError, match="not a valid .npy file"):
+        io.load_npy(str(path))
+
+
+def test_check_sha256(tmp_path):
+    path = tmp_path / "f.bin"
+    path.write_bytes(b"abc")
+    digest = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+    assert io.sha256sum(str(path)) == digest
+    io.check_sha256(str(path), digest.upper())
+    with pytest.raises(ValueError) as info:
+        io.check_sha256(str(path), "0" * 64)
+    message = str(info.value)
+    assert str(path) in message and "0" * 64 in message and digest in message
+
+
+def test_fetch_raw_file_offline(tmp_path):
+    raw_dir = str(tmp_path / "raw")
+    # Port 9 (discard) on localhost refuses the connection: no real network.
+    with pytest.raises(RuntimeError) as info:
+        io.fetch_raw_file("http://127.0.0.1:9/data.bin", raw_dir, "data.bin",
+                          "0" * 64, log=False)
+    message = str(info.value)
+    assert "data.bin" in message and osp.abspath(raw_dir) in message
+    assert os.listdir(raw_dir) == []  # nothing half-downloaded is left
+
+
+def test_fetch_raw_file_checks_digest(tmp_path, monkeypatch):
+    import torch_geometric.data
+
+    def fake_download(url, folder, log=True, filename=None):
+        path = osp.join(folder, filename)
+        with open(path, "wb") as f:
+            f.write(b"abc")
+        return path
+
+    monkeypatch.setattr(torch_geometric.data, "download_url", fake_download)
+    raw_dir = str(tmp_path / "raw")
+    with pytest.raises(ValueError, match="sha256"):
+        io.fetch_raw_file("http://example.invalid/x", raw_dir, "x", "0" * 64)
+    assert os.listdir(raw_dir) == []
+
+    digest = io.sha256sum(fake_download("", str(tmp_path), filename="ref"))
+    path = io.fetch_raw_file("http://example.invalid/x", raw_dir, "x", digest)
+    assert path == osp.join(raw_dir, "x") and os.listdir(raw_dir) == ["x"]
+
+
+def test_atomic_torch_save(tmp_path, monkeypatch):
+    path = str(tmp_path / "out.pt")
+    io.atomic_torch_save({"a": torch.arange(3)}, path)
+    assert torch.equal(torch.load(path)["a"], torch.arange(3))
+
+    real_save = torch.save
+
+    def interrupted_save(obj, f, *args, **kwargs):
+        f.write(b"half a file")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(torch, "save", interrupted_save)
+    with pytest.raises(KeyboardInterrupt):
+        io.atomic_torch_save({"a": torch.arange(5)}, path)
+    monkeypatch.setattr(torch, "save", real_save)
+    # The old complete file is untouched and no temporary file is left.
+    assert torch.equal(torch.load(path)["a"], torch.arange(3))
+    assert os.listdir(tmp_path) == ["out.pt"]

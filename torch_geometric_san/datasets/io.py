@@ -1,0 +1,214 @@
+"""Raw-file input/output shared by the datasets.
+
+* :func:`sha256sum` / :func:`check_sha256`: integrity check of raw files.
+* :func:`load_npy`: reads a ``.npy`` file; object arrays (pickled) are read by a
+  restricted unpickler that admits only the few NumPy and builtin globals that
+  plain object arrays of dicts/sets need, so a tampered file cannot run code.
+* :func:`fetch_raw_file`: downloads a raw file into ``raw_dir`` and checks its
+  digest; without network access it raises an error that says which file to
+  place where.
+* :func:`atomic_torch_save`: writes a processed file atomically (temporary file
+  in the same directory, then :func:`os.replace`).
+"""
+import codecs
+import hashlib
+import os
+import os.path as osp
+import pickle
+import tempfile
+from typing import Any, BinaryIO, Callable, Dict, Tuple
+
+import numpy as np
+import torch
+
+__all__ = [
+    "sha256sum",
+    "check_sha256",
+    "load_npy",
+    "RestrictedUnpickler",
+    "fetch_raw_file",
+    "atomic_torch_save",
+]
+
+
+def sha256sum(path: str, chunk_size: int = 1 << 20) -> str:
+    """Returns the hexadecimal SHA-256 digest of the file at :obj:`path`."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(chunk_size), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def check_sha256(path: str, expected: str, hint: str = "") -> None:
+    """Raises a :class:`ValueError` if the SHA-256 digest of :obj:`path` is
+    not :obj:`expected`.
+
+    Args:
+        path (str): The file to check.
+        expected (str): The expected hexadecimal digest.
+        hint (str, optional): Appended to the error message (e.g. where to
+            get the original file).
+    """
+    actual = sha256sum(path)
+    if actual != expected.lower():
+        msg = (f"Raw file '{path}' failed its integrity check: expected "
+               f"sha256 {expected.lower()}, got {actual}. The file is "
+               f"corrupt, truncated or not the published one; delete it and "
+               f"place the original file there.")
+        raise ValueError(f"{msg} {hint}".strip())
+
+
+def _latin1_encode(obj: str, encoding: str = "latin1") -> bytes:
+    # Protocol-2 pickles store ``bytes`` as ``_codecs.encode(str, 'latin1')``.
+    # Admit exactly that use and nothing else the codec machinery can do.
+    if encoding not in ("latin1", "latin-1") or not isinstance(obj, str):
+        raise pickle.UnpicklingError(
+            f"Refusing _codecs.encode with encoding {encoding!r}: only the "
+            f"'latin1' byte encoding of protocol-2 pickles is admitted")
+    return codecs.encode(obj, "latin1")
+
+
+# ``numpy.core.multiarray._reconstruct`` lives in ``numpy._core`` since NumPy
+# 2.0; taking it from ``ndarray.__reduce__`` works on every version without
+# touching the deprecated ``numpy.core`` alias.
+_NDARRAY_RECONSTRUCT = np.empty(0).__reduce__()[0]
+
+_ALLOWED_GLOBALS: Dict[Tuple[str, str], Callable] = {
+    ("numpy.core.multiarray", "_reconstruct"): _NDARRAY_RECONSTRUCT,
+    ("numpy._core.multiarray", "_reconstruct"): _NDARRAY_RECONSTRUCT,
+    ("numpy", "ndarray"): np.ndarray,
+    ("numpy", "dtype"): np.dtype,
+    ("_codecs", "encode"): _latin1_encode,
+    ("__builtin__", "frozenset"): frozenset,
+    ("builtins", "frozenset"): frozenset,
+}
+
+
+class RestrictedUnpickler(pickle.Unpickler):
+    r"""A :class:`pickle.Unpickler` that resolves only an allow-list of
+    globals: NumPy's array reconstruction (``_reconstruct``, ``ndarray``,
+    ``dtype``), the ``latin1`` byte encoding of protocol-2 pickles and
+    :class:`frozenset`. Dicts, lists, tuples, strings and numbers need no
+    global. Any other global (e.g. ``os.system`` in a tampered file) raises
+    :class:`pickle.UnpicklingError` before anything is called.
+    """
+    def find_class(self, module: str, name: str) -> Any:
+        try:
+            return _ALLOWED_GLOBALS[(module, name)]
+        except KeyError:
+            allowed = ", ".join(sorted(f"{m}.{n}" for m, n in _ALLOWED_GLOBALS))
+            raise pickle.UnpicklingError(
+                f"Refusing to load the global '{module}.{name}' from a "
+                f"pickled file: it is not one of the types this data needs "
+                f"({allowed}). The file may have been tampered with."
+            ) from None
+
+    def persistent_load(self, pid: Any) -> Any:
+        raise pickle.UnpicklingError(
+            "Refusing a persistent id in a pickled file")
+
+
+def _read_npy_header(f: BinaryIO) -> Tuple[tuple, bool, np.dtype]:
+    version = np.lib.format.read_magic(f)
+    if version == (1, 0):
+        return np.lib.format.read_array_header_1_0(f)
+    if version == (2, 0):
+        return np.lib.format.read_array_header_2_0(f)
+    raise ValueError(f"Unsupported .npy format version {version}")
+
+
+def load_npy(path: str) -> np.ndarray:
+    r"""Loads a ``.npy`` file without executing code from it.
+
+    Arrays of plain dtypes are read with ``allow_pickle=False``. Object
+    arrays, which NumPy stores as a pickle after the ``.npy`` header, are read
+    by :class:`RestrictedUnpickler`, and the result is checked against the
+    shape and dtype of the header.
+
+    Args:
+        path (str): The ``.npy`` file.
+
+    Returns:
+        numpy.ndarray: The stored array.
+
+    Raises:
+        pickle.UnpicklingError: If the pickle refers to a global that is not
+            on the allow-list.
+        ValueError: If the file is not a valid ``.npy`` file or its payload
+            does not match its header.
+    """
+    with open(path, "rb") as f:
+        try:
+            shape, fortran_order, dtype = _read_npy_header(f)
+        except ValueError as e:
+            raise ValueError(f"'{path}' is not a valid .npy file: {e}") from e
+        if not dtype.hasobject:
+            f.seek(0)
+            return np.load(f, allow_pickle=False)
+        try:
+            array = RestrictedUnpickler(f).load()
+        except pickle.UnpicklingError as e:
+            raise pickle.UnpicklingError(f"{path}: {e}") from None
+        except (EOFError, TypeError, AttributeError, IndexError) as e:
+            raise ValueError(f"'{path}' holds a malformed pickled array "
+                             f"({type(e).__name__}: {e})") from e
+    if (not isinstance(array, np.ndarray) or array.shape != tuple(shape)
+            or array.dtype != dtype):
+        raise ValueError(
+            f"'{path}': the pickled payload does not match the .npy header "
+            f"(expected an array of shape {tuple(shape)} and dtype {dtype})")
+    return array
+
+
+def fetch_raw_file(url: str, raw_dir: str, filename: str, sha256: str,
+                   log: bool = True) -> str:
+    r"""Downloads :obj:`url` to :obj:`raw_dir`/:obj:`filename` and checks its
+    SHA-256 digest.
+
+    The file is first downloaded to a temporary directory inside
+    :obj:`raw_dir` and moved into place only once its digest is correct, so a
+    failed or interrupted download never leaves a file that looks present.
+
+    Raises:
+        RuntimeError: If the download fails (e.g. no network); the message
+            names the file to place in :obj:`raw_dir` by hand.
+        ValueError: If the downloaded file has the wrong digest.
+    """
+    from torch_geometric.data import download_url
+
+    os.makedirs(raw_dir, exist_ok=True)
+    target = osp.join(raw_dir, filename)
+    with tempfile.TemporaryDirectory(dir=raw_dir, prefix=".download-") as tmp:
+        try:
+            path = download_url(url, tmp, log=log, filename=filename)
+        except OSError as e:  # urllib's URLError is an OSError
+            raise RuntimeError(
+                f"Could not download '{filename}' from {url} ({e}). Without "
+                f"network access, place the file '{filename}' (sha256 "
+                f"{sha256}) in '{osp.abspath(raw_dir)}' and try again."
+            ) from e
+        check_sha256(path, sha256, hint=f"(downloaded from {url})")
+        os.replace(path, target)
+    return target
+
+
+def atomic_torch_save(obj: Any, path: str) -> None:
+    r"""Saves :obj:`obj` with :func:`torch.save` so that :obj:`path` either
+    does not exist or holds the complete file: the data go to a temporary
+    file in the same directory, which then replaces :obj:`path` atomically.
+    """
+    folder = osp.dirname(osp.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{osp.basename(path)}.",
+                               suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            torch.save(obj, f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if osp.exists(tmp):
+            os.remove(tmp)
+        raise
