@@ -1,0 +1,134 @@
+"""The ocean drifters dataset (Madagascar) of Schaub et al. (2020), in the
+protocol of Bodnar et al. (2021) followed by the SAN paper."""
+from typing import Dict, List, Sequence, Tuple
+
+import numpy as np
+
+
+def _import_h5py():
+    try:
+        import h5py
+    except ImportError as e:
+        raise ImportError(
+            "Reading the ocean drifters raw file needs 'h5py'; install it "
+            "with `pip install torch-geometric-san[datasets]` (or "
+            "`pip install h5py`)") from e
+    return h5py
+
+
+def _read_path(f, ref) -> np.ndarray:
+    # JLD2 stores a `Vector{Any}` of integers as an array of references to
+    # scalar datasets; a typed vector is a plain integer array.
+    h5py = _import_h5py()
+    values = f[ref][()]
+    values = np.atleast_1d(values)
+    if values.dtype == h5py.ref_dtype or values.dtype == object:
+        values = np.array([f[r][()] for r in values])
+    return values.astype(np.int64).reshape(-1)
+
+
+def read_drifter_raw(path: str) -> Dict[str, object]:
+    r"""Reads the parts of ``dataBuoys.jld2`` the dataset uses.
+
+    The file is HDF5 (JLD2 with a 512-byte user block) and is read with
+    :obj:`h5py`. Vertex ids are converted from 1-based to 0-based.
+
+    Args:
+        path (str): The ``dataBuoys.jld2`` file.
+
+    Returns:
+        dict: :obj:`edges` (:obj:`[E, 2]`, from ``elist``), :obj:`triangles`
+        (:obj:`[T, 3]`, from ``tlist``), :obj:`pos` (:obj:`[N, 2]`, from
+        ``HexcentersXY``) and :obj:`paths` (list of vertex paths, from the
+        object references in ``TrajectoriesNodes``).
+    """
+    h5py = _import_h5py()
+    with h5py.File(path, "r") as f:
+        missing = [key for key in ("elist", "tlist", "HexcentersXY",
+                                   "TrajectoriesNodes") if key not in f]
+        if missing:
+            raise ValueError(f"'{path}' lacks the datasets {missing}")
+        edges = np.asarray(f["elist"][()], dtype=np.int64).T - 1
+        triangles = np.asarray(f["tlist"][()], dtype=np.int64).T - 1
+        xy = f["HexcentersXY"][()]
+        pos = np.stack([xy[name] for name in xy.dtype.names], axis=1)
+        paths = [_read_path(f, ref) - 1 for ref in f["TrajectoriesNodes"][()]]
+    if edges.ndim != 2 or edges.shape[1] != 2:
+        raise ValueError(f"'elist' in '{path}' must have shape [2, E]")
+    if triangles.ndim != 2 or triangles.shape[1] != 3:
+        raise ValueError(f"'tlist' in '{path}' must have shape [3, T]")
+    return {"edges": edges, "triangles": triangles,
+            "pos": pos.astype(np.float64), "paths": paths}
+
+
+def strip_backtracks(path: Sequence[int]) -> List[int]:
+    r"""Removes immediate back-and-forth steps from a path, repeatedly:
+    ``a b a -> a`` and ``a b c b a -> a``.
+
+    Example:
+        >>> strip_backtracks([1, 2, 3, 4, 3, 4, 5])
+        [1, 2, 3, 4, 5]
+    """
+    out: List[int] = []
+    for vertex in path:
+        if len(out) >= 2 and vertex == out[-2]:
+            out.pop()
+        else:
+            out.append(int(vertex))
+    return out
+
+
+def clockwise_label(path: Sequence[int], pos: np.ndarray) -> int:
+    r"""Returns 0 if the triangle (island centre, first vertex, last vertex)
+    is oriented clockwise and 1 if counter-clockwise, where the island
+    centre is :math:`(\bar x - 0.03, \bar y)` over all vertex positions.
+
+    Raises:
+        ValueError: If the three points are collinear.
+    """
+    centre = np.array([pos[:, 0].mean() - 0.03, pos[:, 1].mean()])
+    a = pos[path[0]] - centre
+    b = pos[path[-1]] - pos[path[0]]
+    cross = a[0] * b[1] - a[1] * b[0]
+    if cross == 0:
+        raise ValueError(f"The island centre and the first and last vertices "
+                         f"({path[0]}, {path[-1]}) of a path are collinear")
+    return 0 if cross < 0 else 1
+
+
+def drifter_protocol(
+    paths: Sequence[np.ndarray],
+    pos: np.ndarray,
+    min_length: int = 5,
+) -> Tuple[List[np.ndarray], np.ndarray]:
+    r"""Applies the published preprocessing to the raw drifter paths: strip
+    back-and-forth steps (:func:`strip_backtracks`), keep the paths with at
+    least :obj:`min_length` vertices, drop the final vertex of a path that
+    returns to its first vertex, and label each path with
+    :func:`clockwise_label`.
+
+    Returns:
+        (list, numpy.ndarray): The kept paths and their labels.
+    """
+    kept, labels = [], []
+    for path in paths:
+        path = strip_backtracks(path)
+        if len(path) < min_length:
+            continue
+        if path[-1] == path[0]:
+            path = path[:-1]
+        kept.append(np.asarray(path, dtype=np.int64))
+        labels.append(clockwise_label(path, pos))
+    return kept, np.asarray(labels, dtype=np.int64)
+
+
+def train_test_mask(num_items: int, seed: int,
+                    train_ratio: float = 0.8) -> np.ndarray:
+    r"""Returns a boolean training mask with :math:`\mathrm{round}(0.8 n)`
+    entries set, shuffled by :class:`numpy.random.RandomState` with
+    :obj:`seed`. With :obj:`seed=1` this is the split of the published code
+    (Bodnar et al. 2021)."""
+    num_train = round(num_items * train_ratio)
+    mask = np.array([1] * num_train + [0] * (num_items - num_train))
+    np.random.RandomState(seed).shuffle(mask)
+    return mask.astype(bool)
