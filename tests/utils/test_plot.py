@@ -1,0 +1,118 @@
+import sys
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import torch
+
+matplotlib = pytest.importorskip("matplotlib", reason="needs the 'plot' "
+                                 "extra (matplotlib)")
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.collections import LineCollection, PolyCollection  # noqa
+from matplotlib.quiver import Quiver  # noqa: E402
+
+from torch_geometric_san.utils import plot_complex  # noqa: E402
+
+# Two triangles sharing the edge {1, 2}, plus a dangling edge {2, 4}.
+POS = torch.tensor([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0],
+                    [2.0, 1.0]])
+EDGES = torch.tensor([[0, 1], [0, 2], [1, 2], [1, 3], [2, 3], [2, 4]])
+TRIANGLES = torch.tensor([[0, 1, 2], [1, 2, 3]])
+
+
+@pytest.fixture
+def data():
+    return SimpleNamespace(simplices_1=EDGES, simplices_2=TRIANGLES, pos=POS)
+
+
+@pytest.fixture(autouse=True)
+def close_figures():
+    yield
+    plt.close("all")
+
+
+def _collections(ax, cls):
+    return [c for c in ax.collections if type(c) is cls]
+
+
+def test_plot_complex_draws_triangles_and_edges(data):
+    fig = plot_complex(data)
+    assert isinstance(fig, matplotlib.figure.Figure)
+    ax = fig.axes[0]
+    (triangles, ) = _collections(ax, PolyCollection)
+    assert len(triangles.get_paths()) == 2
+    (edges, ) = _collections(ax, LineCollection)
+    assert len(edges.get_segments()) == 6
+    np.testing.assert_allclose(edges.get_segments()[5], [[0, 1], [2, 1]])
+
+
+def test_plot_complex_arrows(data):
+    signal = torch.tensor([1.0, 0.0, -2.0, 0.0, 0.0, 0.5])
+    fig = plot_complex(data, edge_signal=signal.view(-1, 1))
+    ax = fig.axes[0]
+    (quiver, ) = _collections(ax, Quiver)
+    assert quiver.N == 3  # one arrow per non-zero entry
+    # The negative value on {1, 2} runs against the orientation: 2 -> 1.
+    np.testing.assert_allclose(quiver.X, [0.0, 0.0, 0.0])
+    np.testing.assert_allclose(quiver.Y, [0.0, 1.0, 1.0])
+    np.testing.assert_allclose(quiver.U, [1.0, 1.0, 2.0])
+    np.testing.assert_allclose(quiver.V, [0.0, -1.0, 0.0])
+    np.testing.assert_allclose(quiver.get_array(), [1.0, -2.0, 0.5])
+    assert len(fig.axes) == 2  # colour bar
+
+
+def test_plot_complex_widths(data):
+    signal = np.array([1.0, 0.0, -2.0, 0.0, 0.0, 0.5])
+    fig = plot_complex(data, edge_signal=signal, signal_style="widths",
+                       colorbar=False)
+    ax = fig.axes[0]
+    lines = _collections(ax, LineCollection)
+    assert len(lines) == 2 and len(fig.axes) == 1
+    widths = lines[1].get_linewidths()
+    assert len(lines[1].get_segments()) == 3
+    assert widths[1] > widths[0] > widths[2]
+
+
+def test_plot_complex_attention(data):
+    index = torch.tensor([[0, 1, 2, 2], [2, 2, 0, 2]])
+    weight = torch.tensor([[0.5, 0.1], [0.2, 0.2], [1.0, 1.0], [0.3, 0.3]])
+    fig = plot_complex(data, attention=(index, weight))
+    lines = _collections(fig.axes[0], LineCollection)
+    assert len(lines) == 2
+    attention = lines[1]
+    segments = attention.get_segments()
+    assert len(segments) == 3  # the self-pair (2, 2) is not drawn
+    np.testing.assert_allclose(segments[0], [[0.5, 0.0], [0.5, 0.5]])
+    np.testing.assert_allclose(attention.get_colors()[:, 3], [0.3, 0.2, 1.0])
+
+
+def test_plot_complex_into_given_axes(data):
+    fig, ax = plt.subplots()
+    assert plot_complex(data, ax=ax, title="t") is fig
+    assert ax.get_title() == "t"
+
+
+def test_plot_complex_bad_input(data):
+    with pytest.raises(ValueError, match="one value per edge"):
+        plot_complex(data, edge_signal=torch.ones(5))
+    with pytest.raises(ValueError, match="signal_style"):
+        plot_complex(data, edge_signal=torch.ones(6), signal_style="dots")
+    with pytest.raises(ValueError, match="shape"):
+        plot_complex(data, pos=torch.ones(5, 3))
+    with pytest.raises(ValueError, match="vertex ids up to 4"):
+        plot_complex(data, pos=POS[:3])
+    with pytest.raises(ValueError, match="needs vertex positions"):
+        plot_complex(SimpleNamespace(simplices_1=EDGES))
+    with pytest.raises(TypeError, match="'pos' must be a tensor"):
+        plot_complex(data, pos=[[0.0, 0.0]])
+    with pytest.raises(ValueError, match="refers to 1-simplex 9"):
+        plot_complex(data, attention=(torch.tensor([[0], [9]]),
+                                      torch.ones(1)))
+
+
+def test_plot_complex_without_matplotlib(data, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
+    with pytest.raises(ImportError, match=r"torch-geometric-san\[plot\]"):
+        plot_complex(data)

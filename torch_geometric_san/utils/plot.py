@@ -1,0 +1,196 @@
+"""Drawing 2-complexes in the plane (needs the ``plot`` extra: matplotlib)."""
+from typing import Any, Optional, Tuple, Union
+
+import numpy as np
+from torch import Tensor
+
+ArrayLike = Union[Tensor, np.ndarray]
+
+
+def _import_pyplot():
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError as e:
+        raise ImportError(
+            "plot_complex needs matplotlib; install it with "
+            "`pip install torch-geometric-san[plot]` (or "
+            "`pip install matplotlib`)") from e
+    return plt
+
+
+def _numpy(value: ArrayLike, name: str) -> np.ndarray:
+    if isinstance(value, Tensor):
+        value = value.detach().cpu().numpy()
+    if not isinstance(value, np.ndarray):
+        raise TypeError(f"'{name}' must be a tensor or a NumPy array, got "
+                        f"{type(value).__name__}")
+    return value
+
+
+def _simplices(data: Any, k: int) -> np.ndarray:
+    value = getattr(data, f"simplices_{k}", None)
+    if value is None:
+        return np.zeros((0, k + 1), dtype=np.int64)
+    return _numpy(value, f"simplices_{k}").astype(np.int64)
+
+
+def plot_complex(
+    data: Any,
+    pos: Optional[ArrayLike] = None,
+    edge_signal: Optional[ArrayLike] = None,
+    attention: Optional[Tuple[ArrayLike, ArrayLike]] = None,
+    attention_order: int = 1,
+    ax: Any = None,
+    signal_style: str = "arrows",
+    cmap: str = "coolwarm",
+    triangle_color: str = "#c6dbef",
+    edge_color: str = "#9e9e9e",
+    attention_color: str = "#2ca02c",
+    node_size: float = 4.0,
+    colorbar: bool = True,
+    title: Optional[str] = None,
+) -> Any:
+    r"""Draws a simplicial 2-complex in the plane and returns the
+    :class:`matplotlib.figure.Figure`.
+
+    Triangles (:obj:`data.simplices_2`) are shaded, edges
+    (:obj:`data.simplices_1`) drawn as thin lines and vertices as dots. An
+    edge signal is drawn either as arrows (:obj:`signal_style="arrows"`: each
+    edge with a non-zero value gets an arrow along its reference orientation,
+    lower to higher vertex id, if the value is positive and against it if
+    negative, coloured by the value) or as line widths
+    (:obj:`signal_style="widths"`: width proportional to the absolute value,
+    colour by the signed value). Attention weights over pairs of
+    :obj:`attention_order`-simplices (e.g. the coefficients returned by
+    :class:`~torch_geometric_san.nn.SANConv` with
+    :obj:`return_attention_weights=True`) are drawn as segments between the
+    barycentres of the two simplices, with opacity proportional to the
+    weight.
+
+    Args:
+        data (SimplicialComplexData): The complex; reads
+            :obj:`simplices_1`, :obj:`simplices_2` and, when :obj:`pos` is
+            not given, :obj:`pos`.
+        pos (torch.Tensor or numpy.ndarray, optional): Vertex positions,
+            shape :obj:`[N_0, 2]`. (default: :obj:`data.pos`)
+        edge_signal (torch.Tensor or numpy.ndarray, optional): One value per
+            edge, shape :obj:`[N_1]` or :obj:`[N_1, 1]`.
+        attention (tuple, optional): :obj:`(index, weight)` with
+            :obj:`index` of shape :obj:`[2, nnz]` (pairs of simplices of
+            order :obj:`attention_order`) and :obj:`weight` of shape
+            :obj:`[nnz]` or :obj:`[nnz, heads]` (heads are averaged).
+        attention_order (int, optional): The order of the simplices that
+            :obj:`attention` relates. (default: :obj:`1`)
+        ax (matplotlib.axes.Axes, optional): Axes to draw into; a new figure
+            is created when omitted.
+        signal_style (str, optional): :obj:`"arrows"` or :obj:`"widths"`.
+        cmap (str, optional): Colour map of the edge signal.
+        triangle_color, edge_color, attention_color (str, optional): Colours.
+        node_size (float, optional): Marker size of the vertices.
+        colorbar (bool, optional): Adds a colour bar for the edge signal.
+        title (str, optional): Axes title.
+
+    Returns:
+        matplotlib.figure.Figure: The figure that holds the drawing.
+    """
+    plt = _import_pyplot()
+    from matplotlib.collections import LineCollection, PolyCollection
+    from matplotlib.colors import Normalize, to_rgba
+
+    if signal_style not in ("arrows", "widths"):
+        raise ValueError(f"'signal_style' must be 'arrows' or 'widths', got "
+                         f"{signal_style!r}")
+    if pos is None:
+        pos = getattr(data, "pos", None)
+        if pos is None:
+            raise ValueError("plot_complex needs vertex positions: pass "
+                             "'pos' or store them as 'data.pos'")
+    pos = _numpy(pos, "pos").astype(float)
+    if pos.ndim != 2 or pos.shape[1] != 2:
+        raise ValueError(f"'pos' must have shape [N_0, 2], got "
+                         f"{list(pos.shape)}")
+    edges, triangles = _simplices(data, 1), _simplices(data, 2)
+    num_vertices = max(edges.max(initial=-1), triangles.max(initial=-1)) + 1
+    if num_vertices > len(pos):
+        raise ValueError(f"'pos' has {len(pos)} rows but the complex has "
+                         f"vertex ids up to {num_vertices - 1}")
+
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(6, 6))
+    else:
+        fig = ax.figure
+
+    if len(triangles) > 0:
+        ax.add_collection(PolyCollection(pos[triangles],
+                                         facecolors=triangle_color,
+                                         edgecolors="none", alpha=0.6,
+                                         zorder=0))
+    if len(edges) > 0:
+        ax.add_collection(LineCollection(pos[edges], colors=edge_color,
+                                         linewidths=0.5, zorder=1))
+    ax.scatter(pos[:, 0], pos[:, 1], s=node_size, c="k", zorder=2)
+
+    if edge_signal is not None:
+        signal = _numpy(edge_signal, "edge_signal").astype(float)
+        if signal.ndim == 2 and signal.shape[1] == 1:
+            signal = signal[:, 0]
+        if signal.shape != (len(edges), ):
+            raise ValueError(f"'edge_signal' must have one value per edge "
+                             f"([{len(edges)}] or [{len(edges)}, 1]), got "
+                             f"{list(signal.shape)}")
+        vmax = max(np.abs(signal).max(initial=0.0), 1e-12)
+        norm = Normalize(-vmax, vmax)
+        active = np.flatnonzero(signal)
+        if signal_style == "arrows":
+            src = np.where(signal[active] > 0, edges[active, 0],
+                           edges[active, 1])
+            dst = np.where(signal[active] > 0, edges[active, 1],
+                           edges[active, 0])
+            delta = pos[dst] - pos[src]
+            mappable = ax.quiver(pos[src, 0], pos[src, 1], delta[:, 0],
+                                 delta[:, 1], signal[active], cmap=cmap,
+                                 norm=norm, angles="xy", scale_units="xy",
+                                 scale=1, width=0.005, zorder=3)
+        else:
+            mappable = LineCollection(
+                pos[edges[active]], array=signal[active], cmap=cmap,
+                norm=norm, linewidths=0.5 + 3.5 * np.abs(signal[active]) /
+                vmax, zorder=3)
+            ax.add_collection(mappable)
+        if colorbar:
+            fig.colorbar(mappable, ax=ax, shrink=0.7, label="edge signal")
+
+    if attention is not None:
+        index, weight = attention
+        index = _numpy(index, "attention index").astype(np.int64)
+        weight = _numpy(weight, "attention weight").astype(float)
+        if weight.ndim == 2:
+            weight = weight.mean(axis=1)
+        if index.ndim != 2 or index.shape[0] != 2 or weight.shape != (
+                index.shape[1], ):
+            raise ValueError("'attention' must be (index [2, nnz], weight "
+                             "[nnz] or [nnz, heads])")
+        simplices = (np.arange(len(pos))[:, None] if attention_order == 0 else
+                     _simplices(data, attention_order))
+        if index.size and index.max() >= len(simplices):
+            raise ValueError(f"'attention' refers to {attention_order}-"
+                             f"simplex {index.max()}, but the complex has "
+                             f"{len(simplices)}")
+        centre = pos[simplices].mean(axis=1)
+        off_diagonal = index[0] != index[1]
+        pairs = index[:, off_diagonal]
+        alpha = weight[off_diagonal] / max(weight.max(initial=0.0), 1e-12)
+        colors = np.zeros((pairs.shape[1], 4))
+        colors[:] = to_rgba(attention_color)
+        colors[:, 3] = np.clip(alpha, 0.0, 1.0)
+        ax.add_collection(
+            LineCollection(np.stack([centre[pairs[0]], centre[pairs[1]]],
+                                    axis=1), colors=colors, linewidths=1.0,
+                           zorder=4))
+
+    ax.set_aspect("equal")
+    ax.autoscale_view()
+    ax.set_axis_off()
+    if title is not None:
+        ax.set_title(title)
+    return fig
