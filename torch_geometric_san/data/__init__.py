@@ -1,0 +1,5 @@
+r"""Simplicial complexes as PyG data objects, and their algebra."""
+from torch_geometric_san.data import algebra
+from torch_geometric_san.data.simplicial_complex_data import SimplicialComplexData
+
+__all__ = ['SimplicialComplexData', 'algebra']

@@ -1,0 +1,340 @@
+r"""Vectorised algebra of oriented simplicial complexes (NumPy/SciPy).
+
+A complex of order :math:`K` is held as a list ``simplices`` of integer arrays,
+``simplices[k]`` of shape ``[N_k, k + 1]`` with ascending vertex ids per row (the
+reference orientation of the simplex), and ``simplices[0] = arange(N_0)[:, None]``: vertex
+ids are the indices of the 0-simplices, as node indices are in PyG.
+
+The boundary matrix :math:`\mathbf{B}_k \in \{-1, 0, 1\}^{N_{k-1} \times N_k}` has
+:math:`(\mathbf{B}_k)_{f, s} = (-1)^i` where the face :math:`f` is the simplex :math:`s`
+with its :math:`i`-th vertex deleted. From them
+
+.. math::
+    \mathbf{L}_k^{(d)} = \mathbf{B}_k^{\top} \mathbf{B}_k, \qquad
+    \mathbf{L}_k^{(u)} = \mathbf{B}_{k+1} \mathbf{B}_{k+1}^{\top}, \qquad
+    \mathbf{L}_k = \mathbf{L}_k^{(d)} + \mathbf{L}_k^{(u)}.
+
+No function here loops over simplices in Python: faces are found by deleting columns,
+rows are encoded into order-preserving integer keys and looked up with
+:func:`numpy.searchsorted`, and the Laplacians are SciPy sparse products.
+"""
+from typing import Dict, Iterable, Iterator, List, Sequence, Tuple
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.linalg import eigsh
+
+_INT64_MAX = int(np.iinfo(np.int64).max)
+
+#: Matrices up to this size get their largest eigenvalue from a dense solver.
+DENSE_EIGEN_LIMIT = 512
+#: Relative tolerance of the Lanczos solver for larger matrices.
+EIGEN_TOL = 1e-6
+
+
+def row_keys(rows: np.ndarray, base: int) -> np.ndarray:
+    r"""Encodes the rows of a non-negative integer array as ``int64`` keys.
+
+    Equal rows get equal keys, and the keys are increasing in the lexicographic order of
+    the rows. Rows are read as numbers in base :obj:`base`; where that would overflow,
+    the partial keys are first replaced by their ranks (which keeps the order).
+
+    Args:
+        rows (numpy.ndarray): Integer array of shape ``[M, m]`` with entries in
+            ``[0, base)``.
+        base (int): An upper bound on the entries.
+
+    Returns:
+        numpy.ndarray: Keys of shape ``[M]``.
+    """
+    if rows.shape[1] == 0:
+        return np.zeros(rows.shape[0], dtype=np.int64)
+    key = rows[:, 0].astype(np.int64)
+    for j in range(1, rows.shape[1]):
+        if key.size and int(key.max()) > (_INT64_MAX - base) // base:
+            key = np.unique(key, return_inverse=True)[1].reshape(-1).astype(np.int64)
+        key *= base
+        key += rows[:, j]
+    return key
+
+
+def group_by_length(flat: np.ndarray, lengths: np.ndarray) -> Dict[int, np.ndarray]:
+    r"""Splits concatenated rows of different lengths into one array per length.
+
+    Args:
+        flat (numpy.ndarray): The rows, concatenated, shape ``[sum(lengths)]``.
+        lengths (numpy.ndarray): The length of each row, shape ``[M]``.
+
+    Returns:
+        Dict[int, numpy.ndarray]: Maps each length :math:`m` to the rows of that length,
+        shape ``[M_m, m]``, in their original order.
+    """
+    starts = np.cumsum(lengths) - lengths
+    return {
+        int(m): flat[starts[lengths == m][:, None] + np.arange(m)]
+        for m in np.unique(lengths)
+    }
+
+
+def check_simplex_rows(rows: np.ndarray, k: int) -> None:
+    r"""Checks that ``rows`` ``[N_k, k + 1]`` holds k-simplices as ascending vertex ids.
+
+    Raises:
+        ValueError: On a negative vertex id, a repeated vertex or a descending pair.
+    """
+    if rows.size and rows.min() < 0:
+        raise ValueError(f"{k}-simplex {_fmt(rows[np.flatnonzero(rows.min(1) < 0)[0]])} "
+                         f"has a negative vertex id")
+    step = np.diff(rows, axis=1)
+    for bad, problem in ((step == 0, "repeats a vertex"),
+                         (step < 0, "is not sorted in ascending vertex order")):
+        if bad.any():
+            row = rows[np.flatnonzero(bad.any(1))[0]]
+            raise ValueError(f"{k}-simplex {_fmt(row)} {problem}; a simplex is given "
+                             f"by its distinct vertex ids in ascending order")
+
+
+def check_distinct(rows: np.ndarray, k: int, base: int) -> None:
+    r"""Checks that the k-simplices in ``rows`` are pairwise distinct.
+
+    Raises:
+        ValueError: Naming a duplicated simplex.
+    """
+    if k == 0 or len(rows) < 2:
+        return
+    keys = row_keys(rows, base)
+    order = np.argsort(keys, kind='stable')
+    same = np.flatnonzero(keys[order[1:]] == keys[order[:-1]])
+    if same.size:
+        raise ValueError(f"{k}-simplex {_fmt(rows[order[same[0]]])} is given more "
+                         f"than once")
+
+
+def faces(simplices: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    r"""All faces of co-dimension one of each simplex, with their orientation signs.
+
+    Args:
+        simplices (numpy.ndarray): k-simplices, shape ``[N, k + 1]``, ascending rows.
+
+    Returns:
+        (numpy.ndarray, numpy.ndarray): The faces ``[(k + 1) N, k]``, where row
+        ``i * N + s`` is simplex ``s`` without its ``i``-th vertex, and the signs
+        :math:`(-1)^i` ``[(k + 1) N]``.
+    """
+    n, width = simplices.shape
+    out = np.concatenate([np.delete(simplices, i, axis=1) for i in range(width)])
+    sign = np.repeat(np.where(np.arange(width) % 2 == 0, 1.0, -1.0), n)
+    return out, sign
+
+
+def find_rows(queries: np.ndarray, table: np.ndarray,
+              base: int) -> Tuple[np.ndarray, np.ndarray]:
+    r"""Looks up each row of ``queries`` among the rows of ``table``.
+
+    Args:
+        queries (numpy.ndarray): Shape ``[Q, m]``.
+        table (numpy.ndarray): Shape ``[T, m]``, distinct rows.
+        base (int): An upper bound on all entries.
+
+    Returns:
+        (numpy.ndarray, numpy.ndarray): For each query the index of the matching table
+        row (meaningless where not found) and whether it was found.
+    """
+    keys = row_keys(np.concatenate([table, queries]), base)
+    table_keys, query_keys = keys[:len(table)], keys[len(table):]
+    if len(table) == 0:
+        return np.zeros(len(queries), dtype=np.int64), np.zeros(len(queries), bool)
+    order = np.argsort(table_keys, kind='stable')
+    pos = np.minimum(np.searchsorted(table_keys[order], query_keys), len(table) - 1)
+    index = order[pos]
+    return index, table_keys[index] == query_keys
+
+
+def close_under_faces(simplices: List[np.ndarray]) -> List[np.ndarray]:
+    r"""Adds every missing face, order by order from the top.
+
+    Given simplices keep their rows and their order; missing faces of each order are
+    appended after them in lexicographic order.
+
+    Args:
+        simplices (List[numpy.ndarray]): ``simplices[k]`` of shape ``[N_k, k + 1]``,
+            with ``simplices[0] = arange(N_0)[:, None]`` covering every vertex id used.
+
+    Returns:
+        List[numpy.ndarray]: The closed complex (new arrays where anything was added).
+    """
+    out = list(simplices)
+    base = len(out[0])
+    for k in range(len(out) - 1, 1, -1):
+        candidates = faces(out[k])[0]
+        keys = row_keys(candidates, base)
+        _, first = np.unique(keys, return_index=True)
+        candidates = candidates[first]
+        _, found = find_rows(candidates, out[k - 1], base)
+        out[k - 1] = np.concatenate([out[k - 1], candidates[~found]])
+    return out
+
+
+def boundary_matrix(simplices: np.ndarray, face_table: np.ndarray) -> sp.csc_array:
+    r"""The boundary matrix :math:`\mathbf{B}_k` of the k-simplices (``k >= 1``).
+
+    Args:
+        simplices (numpy.ndarray): The k-simplices ``[N_k, k + 1]``.
+        face_table (numpy.ndarray): The (k-1)-simplices ``[N_{k-1}, k]``.
+
+    Returns:
+        scipy.sparse.csc_array: :math:`\mathbf{B}_k` of shape ``[N_{k-1}, N_k]`` with
+        ``float32`` entries :math:`\pm 1` and sorted indices.
+
+    Raises:
+        ValueError: If a face is missing from ``face_table`` (the complex is not closed
+            under faces).
+    """
+    n, width = simplices.shape
+    face_rows, sign = faces(simplices)
+    if width == 2:
+        rows, found = face_rows[:, 0], face_rows[:, 0] < len(face_table)
+    else:
+        base = max(int(simplices.max(initial=0)), int(face_table.max(initial=0))) + 1
+        rows, found = find_rows(face_rows, face_table, base)
+    if not found.all():
+        miss = np.flatnonzero(~found)[0]
+        raise ValueError(
+            f"the complex is not closed under faces: {width - 2}-simplex "
+            f"{_fmt(face_rows[miss])}, a face of {width - 1}-simplex "
+            f"{_fmt(simplices[miss % n])}, is missing (pass close=True to add "
+            f"missing faces)")
+    cols = np.tile(np.arange(n), width)
+    out = sp.csc_array((sign.astype(np.float32), (rows, cols)),
+                       shape=(len(face_table), n))
+    out.sort_indices()
+    return out
+
+
+def incidence_to_simplices(boundaries: Sequence[sp.csc_array]) -> List[np.ndarray]:
+    r"""Recovers the simplices from boundary matrices :math:`\mathbf{B}_1, \ldots`.
+
+    The vertex set of the k-simplex of column :math:`j` of :math:`\mathbf{B}_k` is the
+    union of the vertex sets of its faces (the rows where the column is non-zero).
+
+    Args:
+        boundaries (Sequence[scipy.sparse.csc_array]): Canonical CSC matrices whose
+            k-th has ``k + 1`` entries :math:`\pm 1` in each column.
+
+    Returns:
+        List[numpy.ndarray]: ``simplices[k]`` for ``k = 0..K``, ascending rows.
+
+    Raises:
+        ValueError: If the faces of a column do not span exactly ``k + 1`` vertices.
+    """
+    out = [np.arange(boundaries[0].shape[0] if boundaries else 0)[:, None]]
+    for k, B in enumerate(boundaries, start=1):
+        n = B.shape[1]
+        spans = np.sort(out[k - 1][B.indices].reshape(n, -1), axis=1)
+        new = np.ones(spans.shape, dtype=bool)
+        new[:, 1:] = spans[:, 1:] != spans[:, :-1]
+        counts = new.sum(1)
+        if (counts != k + 1).any():
+            col = np.flatnonzero(counts != k + 1)[0]
+            raise ValueError(f"column {col} of B_{k} is not the boundary of a "
+                             f"{k}-simplex: its faces span {counts[col]} vertices, "
+                             f"not {k + 1}")
+        out.append(spans[new].reshape(n, k + 1))
+    return out
+
+
+def check_chain_complex(boundaries: Sequence[sp.csc_array]) -> None:
+    r"""Checks :math:`\mathbf{1}^\top \mathbf{B}_1 = 0` and
+    :math:`\mathbf{B}_k \mathbf{B}_{k+1} = 0`.
+
+    Raises:
+        ValueError: Naming the first product that is not zero.
+    """
+    unbalanced = np.flatnonzero(boundaries[0].sum(axis=0)) if boundaries else []
+    if len(unbalanced):
+        col = unbalanced[0]
+        raise ValueError(f"column {col} of B_1 must hold one +1 and one -1 "
+                         f"(an oriented edge)")
+    for k in range(1, len(boundaries)):
+        product = (boundaries[k - 1] @ boundaries[k]).tocoo()
+        bad = np.flatnonzero(product.data != 0)
+        if bad.size:
+            raise ValueError(
+                f"B_{k} @ B_{k + 1} is not zero (entry ({product.row[bad[0]]}, "
+                f"{product.col[bad[0]]}) is {product.data[bad[0]]:g}): the orientations "
+                f"of B_{k + 1} are inconsistent with B_{k}")
+
+
+def largest_eigenvalue(matrix: sp.sparray) -> float:
+    r"""The largest eigenvalue of a symmetric positive semi-definite sparse matrix.
+
+    Dense and exact up to :data:`DENSE_EIGEN_LIMIT` rows, Lanczos
+    (:func:`scipy.sparse.linalg.eigsh`, relative tolerance :data:`EIGEN_TOL`, fixed
+    start vector) above. Returns ``0.0`` for a matrix without non-zeros.
+    """
+    n = matrix.shape[0]
+    if matrix.nnz == 0:
+        return 0.0
+    if n <= DENSE_EIGEN_LIMIT:
+        return float(np.linalg.eigvalsh(matrix.toarray().astype(np.float64))[-1])
+    v0 = np.random.default_rng(0).uniform(0.5, 1.5, n)
+    return float(eigsh(matrix.astype(np.float64), k=1, which='LA', tol=EIGEN_TOL,
+                       v0=v0, return_eigenvectors=False)[0])
+
+
+def hodge_laplacians(boundaries: Sequence[sp.csc_array], num_nodes: int) -> Iterator[
+        Tuple[int, sp.csr_array, sp.csr_array, sp.csr_array, float]]:
+    r"""Yields, per order ``k = 0..K``, the down, up and Hodge Laplacians and
+    :math:`\lambda_{\max}(\mathbf{L}_k)`.
+
+    One order at a time, so that a caller converting and dropping them holds at most
+    the Laplacians of two neighbouring orders. Since
+    :math:`\mathbf{L}_k^{(d)} \mathbf{L}_k^{(u)} = 0`, the spectrum of
+    :math:`\mathbf{L}_k` is the union of theirs, and the non-zero spectra of
+    :math:`\mathbf{L}_k^{(d)} = \mathbf{B}_k^\top \mathbf{B}_k` and
+    :math:`\mathbf{L}_{k-1}^{(u)} = \mathbf{B}_k \mathbf{B}_k^\top` agree; so
+    :math:`\lambda_{\max}(\mathbf{L}_k) = \max(s_k, s_{k+1})` with
+    :math:`s_k = \lambda_{\max}(\mathbf{B}_k^\top \mathbf{B}_k)`, computed once per
+    ``k`` on the smaller of the two Gram matrices.
+
+    Args:
+        boundaries (Sequence[scipy.sparse.csc_array]): :math:`\mathbf{B}_1, \ldots,
+            \mathbf{B}_K`.
+        num_nodes (int): :math:`N_0`.
+
+    Yields:
+        (int, scipy.sparse.csr_array, scipy.sparse.csr_array, scipy.sparse.csr_array,
+        float): ``k``, :math:`\mathbf{L}_k^{(d)}`, :math:`\mathbf{L}_k^{(u)}`,
+        :math:`\mathbf{L}_k` (CSR with sorted indices, ``float32``) and the largest
+        eigenvalue of :math:`\mathbf{L}_k`.
+    """
+    down, s_down = _zero(num_nodes), 0.0  # L_0^(d) = 0
+    for k in range(len(boundaries) + 1):
+        if k < len(boundaries):
+            rows = boundaries[k].tocsr()
+            up, next_down = _sorted(rows @ rows.T), _sorted(rows.T @ rows)
+            s_up = largest_eigenvalue(min(up, next_down, key=lambda m: m.shape[0]))
+        else:
+            up, next_down, s_up = _zero(down.shape[0]), None, 0.0
+        if up.nnz == 0:
+            hodge = down
+        elif down.nnz == 0:
+            hodge = up
+        else:
+            hodge = _sorted(down + up)
+        yield k, down, up, hodge, max(s_down, s_up)
+        down, s_down = next_down, s_up
+
+
+def _zero(n: int) -> sp.csr_array:
+    return sp.csr_array((n, n), dtype=np.float32)
+
+
+def _sorted(matrix: sp.sparray) -> sp.csr_array:
+    out = matrix.tocsr()
+    out.sort_indices()
+    return out
+
+
+def _fmt(row: np.ndarray) -> str:
+    return "[" + ", ".join(str(int(v)) for v in row) + "]"

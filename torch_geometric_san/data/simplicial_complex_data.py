@@ -1,0 +1,524 @@
+r"""The data object of a simplicial complex."""
+import re
+from itertools import chain
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+
+import gudhi
+import numpy as np
+import scipy.sparse as sp
+import torch
+from torch import Tensor
+from torch_geometric.data import Batch, Data
+
+from torch_geometric_san.data import algebra
+
+#: Attributes the constructors compute; the name of a feature cannot be one of them.
+_COMPUTED = re.compile(r'(simplices|(boundary|down|up|hodge)_(index|weight))_(\d+)')
+_INCREMENTED = re.compile(r'(simplices|boundary_index|down_index|up_index|'
+                          r'hodge_index)_(\d+)')
+_FEATURE = re.compile(r'x_(\d+)')
+
+OperatorPair = Tuple[Tensor, Tensor]
+SimplexInput = Union[np.ndarray, Tensor, Sequence[Any]]
+IncidenceInput = Union[np.ndarray, Tensor, sp.spmatrix, sp.sparray]
+
+
+class SimplicialComplexData(Data):
+    r"""A simplicial complex of order :math:`K` with signals on its simplices, as a
+    :class:`torch_geometric.data.Data` object.
+
+    A k-simplex is a sorted tuple of :math:`k + 1` vertex ids, and that order is its
+    reference orientation. Vertex ids are node indices ``0..num_nodes - 1``, as in PyG,
+    so the 0-simplices are the nodes and ``simplices_0`` is not stored. Per order
+    ``k = 0..K`` the object holds flat attributes (so that batching, :meth:`to` and
+    :func:`torch.save` work unchanged):
+
+    * ``num_nodes``: :math:`N_0`;
+    * ``x_k`` ``[N_k, F_k]``: signal on the k-simplices (optional, passed by the user);
+    * ``simplices_k`` ``[N_k, k + 1]`` (``k >= 1``): vertex ids, ascending;
+    * ``boundary_index_k``, ``boundary_weight_k`` (``k >= 1``): :math:`\mathbf{B}_k`,
+      row 0 of the index the (k-1)-face, row 1 the k-simplex, weights :math:`\pm 1`;
+    * ``down_index_k``, ``down_weight_k`` (``k >= 1``):
+      :math:`\mathbf{L}_k^{(d)} = \mathbf{B}_k^\top \mathbf{B}_k`;
+    * ``up_index_k``, ``up_weight_k`` (``k < K``):
+      :math:`\mathbf{L}_k^{(u)} = \mathbf{B}_{k+1} \mathbf{B}_{k+1}^\top`;
+    * ``hodge_index_k``, ``hodge_weight_k``: the normalised Hodge Laplacian
+      :math:`\tilde{\mathbf{L}}_k = \mathbf{L}_k / \lambda_{\max}(\mathbf{L}_k)` with
+      :math:`\mathbf{L}_k = \mathbf{L}_k^{(d)} + \mathbf{L}_k^{(u)}`.
+
+    Operators are stored in :obj:`edge_index` style: row 0 of an index is the source
+    :math:`j`, row 1 the target :math:`i` of entry :math:`(i, j)`, entries sorted by
+    target. Laplacian indices include the diagonal and leave out exact zeros (in
+    :math:`\mathbf{L}_k` the lower and upper entries of two faces of a common
+    :math:`(k+1)`-simplex cancel). Weights are ``float32`` unless another ``dtype`` is
+    asked for; they are exact except for the normalised Hodge Laplacian, whose
+    :math:`\lambda_{\max}` comes from a dense solver up to
+    :data:`~torch_geometric_san.data.algebra.DENSE_EIGEN_LIMIT` rows and from Lanczos
+    (relative tolerance :data:`~torch_geometric_san.data.algebra.EIGEN_TOL`) above. A
+    zero Laplacian (e.g. of isolated vertices) has no entries, and its normalised form
+    is zero too (no division).
+
+    Batching: :meth:`__inc__` shifts ``simplices_k`` by :math:`N_0`, the rows of
+    ``boundary_index_k`` by :math:`N_{k-1}` and its columns by :math:`N_k`, and the
+    Laplacian indices by :math:`N_k`; index tensors are concatenated along their last
+    dimension and everything else along the first (PyG's default
+    :meth:`__cat_dim__`). A :class:`torch_geometric.loader.DataLoader` therefore turns
+    complexes into their disjoint union with no extra arguments, except that each
+    complex keeps its own Hodge normalisation (the block-diagonal of the normalised
+    Laplacians), so that batching does not change what a model computes on a complex.
+    :meth:`simplex_batch` maps the simplices of each order to their complex.
+
+    All complexes of a batch need the same attributes, so build them with the same
+    order (the ``order`` arguments pad a complex with empty orders).
+
+    Example:
+        >>> data = SimplicialComplexData.from_simplices([[0, 1, 2]], close=True,
+        ...                                             x_1=torch.ones(3, 4))
+        >>> data.order, [data.num_simplices(k) for k in range(3)]
+        (2, [3, 3, 1])
+        >>> data.simplices_1
+        tensor([[0, 1],
+                [0, 2],
+                [1, 2]])
+        >>> data.boundary(2)
+        (tensor([[0, 1, 2],
+                [0, 0, 0]]), tensor([ 1., -1.,  1.]))
+        >>> index, weight = data.hodge_laplacian(1)  # L_1 = 3 I, normalised
+        >>> index, weight
+        (tensor([[0, 1, 2],
+                [0, 1, 2]]), tensor([1., 1., 1.]))
+    """
+
+    # Constructors ------------------------------------------------------------------
+
+    @classmethod
+    def from_simplices(
+        cls,
+        simplices: SimplexInput,
+        close: bool = False,
+        num_nodes: Optional[int] = None,
+        order: Optional[int] = None,
+        dtype: torch.dtype = torch.float32,
+        **kwargs: Any,
+    ) -> 'SimplicialComplexData':
+        r"""Builds a complex from its simplices.
+
+        Within each order the simplices keep the order they were given in, which is the
+        row order of ``simplices_k`` and of the features ``x_k``.
+
+        Args:
+            simplices: A 2-D integer array or tensor ``[N, k + 1]`` of k-simplices, a
+                sequence of such arrays (any orders), or a sequence of simplices, each
+                a sequence of vertex ids. Vertex ids of a simplex must be distinct and
+                ascending. 0-simplices may be listed but need not be: every id in
+                ``0..num_nodes - 1`` is a vertex.
+            close (bool, optional): Add missing faces (appended after the given
+                simplices of their order, in lexicographic order). Without it a missing
+                face is an error. (default: :obj:`False`)
+            num_nodes (int, optional): :math:`N_0`; at least the largest vertex id plus
+                one, which is the default.
+            order (int, optional): The order :math:`K` to store, padding empty orders
+                above the largest simplex. (default: dimension of the largest simplex)
+            dtype (torch.dtype, optional): Floating type of the operator weights.
+                (default: :obj:`torch.float32`)
+            **kwargs: Features ``x_k`` ``[N_k, F_k]`` (tensors or arrays) and any other
+                attributes, stored as given.
+
+        Raises:
+            TypeError: Non-integer vertex ids, or bad features.
+            ValueError: Negative, repeated or unsorted vertex ids, duplicated simplices,
+                missing faces (unless :obj:`close`), ids beyond :obj:`num_nodes`,
+                simplices above :obj:`order`, or features of the wrong size or with
+                NaN/inf entries.
+        """
+        groups = _parse_simplices(simplices)
+        return cls._from_groups(groups, close, num_nodes, order, dtype, kwargs)
+
+    @classmethod
+    def from_simplex_tree(
+        cls,
+        simplex_tree: gudhi.SimplexTree,
+        num_nodes: Optional[int] = None,
+        order: Optional[int] = None,
+        dtype: torch.dtype = torch.float32,
+        **kwargs: Any,
+    ) -> 'SimplicialComplexData':
+        r"""Builds a complex from a GUDHI :class:`~gudhi.SimplexTree`.
+
+        The k-simplices are stored in lexicographic order. The tree is not modified.
+
+        Args:
+            simplex_tree (gudhi.SimplexTree): The complex; vertex ids must be
+                non-negative.
+            num_nodes (int, optional): :math:`N_0`; at least the largest vertex id plus
+                one, which is the default.
+            order (int, optional): Keep the skeleton up to this order, padding empty
+                orders if the tree has a lower dimension. (default: the tree's
+                dimension)
+            dtype (torch.dtype, optional): Floating type of the operator weights.
+                (default: :obj:`torch.float32`)
+            **kwargs: Features ``x_k`` and other attributes, as in
+                :meth:`from_simplices`.
+        """
+        if not isinstance(simplex_tree, gudhi.SimplexTree):
+            raise TypeError(f"simplex_tree must be a gudhi.SimplexTree, not "
+                            f"{type(simplex_tree).__name__}")
+        if order is None:
+            order = max(simplex_tree.dimension(), 0)
+        _check_count(order, 'order')
+        items = [simplex for simplex, _ in simplex_tree.get_skeleton(order)]
+        lengths = np.fromiter(map(len, items), dtype=np.int64, count=len(items))
+        flat = np.fromiter(chain.from_iterable(items), dtype=np.int64,
+                           count=int(lengths.sum()))
+        groups = algebra.group_by_length(flat, lengths)
+        if flat.size and flat.min() >= 0:  # else rejected below
+            base = int(flat.max()) + 1
+            groups = {width: rows[np.argsort(algebra.row_keys(rows, base), kind='stable')]
+                      for width, rows in groups.items()}
+        return cls._from_groups(groups, False, num_nodes, order, dtype, kwargs)
+
+    @classmethod
+    def from_incidence(
+        cls,
+        incidence: Sequence[IncidenceInput],
+        num_nodes: Optional[int] = None,
+        dtype: torch.dtype = torch.float32,
+        **kwargs: Any,
+    ) -> 'SimplicialComplexData':
+        r"""Builds a complex from its boundary (incidence) matrices
+        :math:`\mathbf{B}_1, \ldots, \mathbf{B}_K`.
+
+        Column :math:`j` of :math:`\mathbf{B}_k` is the j-th k-simplex, with
+        :math:`k + 1` entries :math:`\pm 1` on its faces. Its vertex set is recovered
+        from the faces (``simplices_k``, ascending), and its orientation is the one of
+        the column: the stored boundary equals the given matrix, so signals keep the
+        meaning they had with respect to it.
+
+        Args:
+            incidence (Sequence): :math:`\mathbf{B}_k` of shape ``[N_{k-1}, N_k]`` for
+                ``k = 1..K``, each a dense NumPy array, a SciPy sparse matrix/array or
+                a dense or sparse torch tensor.
+            num_nodes (int, optional): :math:`N_0`; needed only when no matrix is
+                given, otherwise it must equal the rows of :math:`\mathbf{B}_1`.
+            dtype (torch.dtype, optional): Floating type of the operator weights.
+                (default: :obj:`torch.float32`)
+            **kwargs: Features ``x_k`` and other attributes, as in
+                :meth:`from_simplices`.
+
+        Raises:
+            TypeError: If a matrix is of an unsupported type or dtype.
+            ValueError: Entries other than :math:`0, \pm 1`, a column with the wrong
+                number of entries, shapes that do not chain, an edge without one
+                :math:`+1` and one :math:`-1`,
+                :math:`\mathbf{B}_k \mathbf{B}_{k+1} \neq 0`, duplicated simplices, or
+                bad features.
+        """
+        if not isinstance(incidence, (list, tuple)):
+            raise TypeError(f"incidence must be a list of matrices B_1..B_K, not "
+                            f"{type(incidence).__name__}")
+        boundaries = [_as_incidence(B, k) for k, B in enumerate(incidence, start=1)]
+        for k in range(1, len(boundaries)):
+            if boundaries[k].shape[0] != boundaries[k - 1].shape[1]:
+                raise ValueError(
+                    f"B_{k + 1} has {boundaries[k].shape[0]} rows but B_{k} has "
+                    f"{boundaries[k - 1].shape[1]} columns; B_{k + 1} must map onto "
+                    f"the {k}-simplices of B_{k}")
+        if boundaries:
+            if num_nodes is not None and num_nodes != boundaries[0].shape[0]:
+                raise ValueError(f"num_nodes={num_nodes} but B_1 has "
+                                 f"{boundaries[0].shape[0]} rows")
+            num_nodes = boundaries[0].shape[0]
+        elif num_nodes is None:
+            raise ValueError("num_nodes is needed when no incidence matrix is given")
+        _check_count(num_nodes, 'num_nodes')
+        algebra.check_chain_complex(boundaries)
+        simplices = algebra.incidence_to_simplices(boundaries)
+        simplices[0] = np.arange(num_nodes)[:, None]
+        for k in range(1, len(simplices)):
+            algebra.check_distinct(simplices[k], k, num_nodes)
+        return cls._build(simplices, boundaries, dtype, kwargs)
+
+    @classmethod
+    def _from_groups(cls, groups: Dict[int, np.ndarray], close: bool,
+                     num_nodes: Optional[int], order: Optional[int], dtype: torch.dtype,
+                     kwargs: Dict[str, Any]) -> 'SimplicialComplexData':
+        # groups maps k + 1 to the k-simplices, rows as given.
+        top = max(groups, default=1) - 1
+        if order is None:
+            order = top
+        _check_count(order, 'order')
+        if top > order:
+            raise ValueError(f"simplices of order {top} are given but order={order}")
+        for width, rows in groups.items():
+            algebra.check_simplex_rows(rows, width - 1)
+        needed = max((int(rows.max(initial=-1)) for rows in groups.values()),
+                     default=-1) + 1
+        if num_nodes is None:
+            num_nodes = needed
+        _check_count(num_nodes, 'num_nodes')
+        if needed > num_nodes:
+            raise ValueError(f"vertex id {needed - 1} is out of range for "
+                             f"num_nodes={num_nodes}")
+        simplices = [np.arange(num_nodes)[:, None]] + [
+            groups.get(k + 1, np.empty((0, k + 1), dtype=np.int64))
+            for k in range(1, order + 1)
+        ]
+        for k in range(1, order + 1):
+            algebra.check_distinct(simplices[k], k, num_nodes)
+        if close:
+            simplices = algebra.close_under_faces(simplices)
+        boundaries = [algebra.boundary_matrix(simplices[k], simplices[k - 1])
+                      for k in range(1, order + 1)]
+        return cls._build(simplices, boundaries, dtype, kwargs)
+
+    @classmethod
+    def _build(cls, simplices: List[np.ndarray], boundaries: List[sp.csc_array],
+               dtype: torch.dtype, kwargs: Dict[str, Any]) -> 'SimplicialComplexData':
+        # simplices[k] for k = 0..K and B_1..B_K, validated; kwargs not yet.
+        if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+            raise TypeError(f"dtype must be a floating torch.dtype, not {dtype!r}")
+        sizes = [len(rows) for rows in simplices]
+        attrs: Dict[str, Any] = dict(_check_features(kwargs, sizes),
+                                     num_nodes=sizes[0])
+        for k, B in enumerate(boundaries, start=1):
+            attrs[f'simplices_{k}'] = torch.from_numpy(simplices[k].astype(np.int64))
+            attrs[f'boundary_index_{k}'] = _index(B)
+            attrs[f'boundary_weight_{k}'] = _weight(B, dtype)
+        for k, down, up, hodge, lam in algebra.hodge_laplacians(boundaries, sizes[0]):
+            stored = {'down': down if k > 0 else None,
+                      'up': up if k < len(boundaries) else None}
+            for name, matrix in stored.items():
+                if matrix is not None:
+                    attrs[f'{name}_index_{k}'] = _index(matrix)
+                    attrs[f'{name}_weight_{k}'] = _weight(matrix, dtype)
+            same = [name for name, matrix in stored.items() if matrix is hodge]
+            attrs[f'hodge_index_{k}'] = (attrs[f'{same[0]}_index_{k}'] if same else
+                                         _index(hodge))
+            attrs[f'hodge_weight_{k}'] = _weight(hodge, dtype,
+                                                 1.0 / lam if lam > 0 else 1.0)
+        return cls(**attrs)
+
+    # Accessors ---------------------------------------------------------------------
+
+    @property
+    def order(self) -> int:
+        r"""The order :math:`K` of the complex (of its stored attributes)."""
+        orders = [int(m.group(1)) for key in self.keys()
+                  if (m := re.fullmatch(r'simplices_(\d+)', key))]
+        return max(orders, default=0)
+
+    def num_simplices(self, k: int) -> int:
+        r"""The number :math:`N_k` of k-simplices."""
+        self._check_k(k)
+        return int(self.num_nodes) if k == 0 else self[f'simplices_{k}'].size(0)
+
+    def boundary(self, k: int) -> OperatorPair:
+        r"""The boundary :math:`\mathbf{B}_k` as ``(index [2, nnz], weight [nnz])``;
+        row 0 of the index is the (k-1)-face, row 1 the k-simplex. Empty for
+        ``k = 0``."""
+        return self._operator('boundary', k)
+
+    def down_laplacian(self, k: int) -> OperatorPair:
+        r"""The lower Laplacian :math:`\mathbf{L}_k^{(d)}` as ``(index, weight)``;
+        empty for ``k = 0``."""
+        return self._operator('down', k)
+
+    def up_laplacian(self, k: int) -> OperatorPair:
+        r"""The upper Laplacian :math:`\mathbf{L}_k^{(u)}` as ``(index, weight)``;
+        empty for ``k = K``."""
+        return self._operator('up', k)
+
+    def hodge_laplacian(self, k: int) -> OperatorPair:
+        r"""The normalised Hodge Laplacian :math:`\tilde{\mathbf{L}}_k` (largest
+        eigenvalue 1) as ``(index, weight)``."""
+        return self._operator('hodge', k)
+
+    def simplex_batch(self, k: int) -> Tensor:
+        r"""The vector ``[N_k]`` mapping each k-simplex to the index of its complex in
+        a batch (all zeros outside a batch)."""
+        n = self.num_simplices(k)
+        device = self.hodge_index_0.device
+        if not isinstance(self, Batch):
+            return torch.zeros(n, dtype=torch.long, device=device)
+        if k == 0:
+            return self.batch
+        counts = self._slice_dict[f'simplices_{k}'].diff().to(device)
+        return torch.repeat_interleave(torch.arange(self.num_graphs, device=device),
+                                       counts, output_size=n)
+
+    def _operator(self, name: str, k: int) -> OperatorPair:
+        self._check_k(k)
+        if f'{name}_index_{k}' in self:
+            return self[f'{name}_index_{k}'], self[f'{name}_weight_{k}']
+        index, weight = self.hodge_index_0, self.hodge_weight_0
+        return index.new_empty((2, 0)), weight.new_empty((0, ))
+
+    def _check_k(self, k: int) -> None:
+        if not isinstance(k, (int, np.integer)) or isinstance(k, bool):
+            raise TypeError(f"the order k must be an int, not {type(k).__name__}")
+        if not 0 <= k <= self.order:
+            raise ValueError(f"order k={k} is out of range for a complex of order "
+                             f"{self.order}")
+
+    # Batching ----------------------------------------------------------------------
+
+    def __inc__(self, key: str, value: Any, *args: Any, **kwargs: Any) -> Any:
+        match = _INCREMENTED.fullmatch(key)
+        if match is None:
+            return super().__inc__(key, value, *args, **kwargs)
+        name, k = match.group(1), int(match.group(2))
+        if name == 'simplices':
+            return self.num_nodes
+        if name == 'boundary_index':
+            return torch.tensor([[self.num_simplices(k - 1)], [self.num_simplices(k)]])
+        return self.num_simplices(k)
+
+
+torch.serialization.add_safe_globals([SimplicialComplexData])
+
+
+def _check_count(value: Any, name: str) -> None:
+    if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
+        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+    if value < 0:
+        raise ValueError(f"{name} must be non-negative, got {value}")
+
+
+def _as_int_array(value: Any, what: str) -> np.ndarray:
+    if isinstance(value, Tensor):
+        value = value.detach().cpu().numpy()
+    value = np.asarray(value)
+    if value.dtype.kind not in 'iu':
+        raise TypeError(f"{what} must hold integer vertex ids, got dtype {value.dtype}")
+    return np.array(value, dtype=np.int64)
+
+
+def _parse_simplices(simplices: SimplexInput) -> Dict[int, np.ndarray]:
+    # Maps k + 1 to the k-simplices in the order given.
+    if isinstance(simplices, (np.ndarray, Tensor)):
+        blocks = [_as_int_array(simplices, 'simplices')]
+    elif isinstance(simplices, (str, bytes)) or not hasattr(simplices, '__iter__'):
+        raise TypeError(f"simplices must be an array or a sequence of simplices, not "
+                        f"{type(simplices).__name__}")
+    else:
+        items = list(simplices)
+        blocks_given = [isinstance(item, (np.ndarray, Tensor)) and item.ndim == 2
+                        for item in items]
+        if items and all(blocks_given):
+            blocks = [_as_int_array(item, 'simplices') for item in items]
+        elif any(blocks_given):
+            raise TypeError("simplices mixes 2-D arrays of simplices with single "
+                            "simplices; pass one kind only")
+        else:
+            blocks = _simplex_list_blocks(items)
+    groups: Dict[int, List[np.ndarray]] = {}
+    for block in blocks:
+        if block.ndim != 2 or block.shape[1] == 0:
+            raise ValueError(f"an array of simplices must have shape [N, k + 1], got "
+                             f"{list(block.shape)}")
+        groups.setdefault(block.shape[1], []).append(block)
+    return {width: np.concatenate(rows) for width, rows in groups.items()}
+
+
+def _simplex_list_blocks(items: List[Any]) -> List[np.ndarray]:
+    # One array per simplex length, from a list of simplices.
+    try:
+        lengths = np.fromiter(map(len, items), dtype=np.int64, count=len(items))
+        flat = np.array(list(chain.from_iterable(items)))
+    except (TypeError, ValueError) as error:
+        raise TypeError(f"each simplex must be a flat sequence of integer vertex ids "
+                        f"({error})") from None
+    if (lengths == 0).any():
+        raise ValueError(f"simplex {np.flatnonzero(lengths == 0)[0]} is empty")
+    if flat.ndim != 1:
+        raise TypeError("each simplex must be a flat sequence of integer vertex ids")
+    flat = _as_int_array(flat, 'simplices') if flat.size else flat.astype(np.int64)
+    return list(algebra.group_by_length(flat, lengths).values())
+
+
+def _as_incidence(matrix: IncidenceInput, k: int) -> sp.csc_array:
+    # A canonical float32 CSC copy of B_k, checked entry by entry.
+    name = f"B_{k}"
+    if isinstance(matrix, Tensor):
+        if matrix.layout != torch.strided:
+            matrix = matrix.detach().cpu().to_sparse_coo().coalesce()
+            if matrix.dim() != 2:
+                raise ValueError(f"{name} must be 2-D, got shape {list(matrix.shape)}")
+            row, col = matrix.indices().numpy()
+            matrix = sp.coo_array((matrix.values().numpy(), (row, col)),
+                                  shape=tuple(matrix.shape))
+        else:
+            matrix = matrix.detach().cpu().numpy()
+    if isinstance(matrix, np.ndarray):
+        if matrix.ndim != 2:
+            raise ValueError(f"{name} must be 2-D, got shape {list(matrix.shape)}")
+        if matrix.dtype.kind not in 'biuf':
+            raise TypeError(f"{name} must be numeric, got dtype {matrix.dtype}")
+        matrix = sp.coo_array(matrix)
+    elif not sp.issparse(matrix):
+        raise TypeError(f"{name} must be a NumPy array, a SciPy sparse matrix or a "
+                        f"torch tensor, not {type(matrix).__name__}")
+    if matrix.dtype.kind not in 'biuf':
+        raise TypeError(f"{name} must be numeric, got dtype {matrix.dtype}")
+    out = sp.csc_array(matrix.astype(np.float64), copy=True)
+    out.sum_duplicates()
+    out.eliminate_zeros()
+    bad = np.flatnonzero(np.abs(out.data) != 1)
+    if bad.size:
+        row = out.indices[bad[0]]
+        col = np.searchsorted(out.indptr, bad[0], side='right') - 1
+        raise ValueError(f"{name} may only hold 0, 1 and -1, but entry ({row}, {col}) "
+                         f"is {out.data[bad[0]]}")
+    counts = np.diff(out.indptr)
+    if (counts != k + 1).any():
+        col = np.flatnonzero(counts != k + 1)[0]
+        raise ValueError(f"column {col} of {name} has {counts[col]} non-zeros; the "
+                         f"boundary of a {k}-simplex has {k + 1} faces")
+    return out.astype(np.float32)
+
+
+def _check_features(kwargs: Dict[str, Any], sizes: List[int]) -> Dict[str, Any]:
+    # Checks the x_k among kwargs against N_k; returns kwargs with arrays as tensors.
+    out = {}
+    for key, value in kwargs.items():
+        if _COMPUTED.fullmatch(key) or key == 'num_nodes':
+            raise ValueError(f"'{key}' is computed by the constructor and cannot be "
+                             f"passed")
+        match = _FEATURE.fullmatch(key)
+        if match is not None and value is not None:
+            k = int(match.group(1))
+            if k >= len(sizes):
+                raise ValueError(f"{key} is given but the complex has order "
+                                 f"{len(sizes) - 1}")
+            if isinstance(value, np.ndarray):
+                value = torch.from_numpy(value)
+            if not isinstance(value, Tensor):
+                raise TypeError(f"{key} must be a tensor or an array, not "
+                                f"{type(value).__name__}")
+            if value.dim() != 2:
+                raise ValueError(f"{key} must have shape [N_{k}, F] = [{sizes[k]}, F], "
+                                 f"got {list(value.shape)} (use .view(-1, 1) for one "
+                                 f"channel)")
+            if value.size(0) != sizes[k]:
+                raise ValueError(f"{key} has {value.size(0)} rows but the complex has "
+                                 f"{sizes[k]} {k}-simplices")
+            if (value.is_floating_point() or value.is_complex()) and \
+                    not torch.isfinite(value).all():
+                raise ValueError(f"{key} has NaN or infinite entries")
+        out[key] = value
+    return out
+
+
+def _index(matrix: Union[sp.csr_array, sp.csc_array]) -> Tensor:
+    # The [2, nnz] index of a compressed matrix with sorted indices: row 0 holds the
+    # minor index (column of a CSR, row of a CSC), row 1 the major one.
+    index = np.empty((2, matrix.nnz), dtype=np.int64)
+    index[0] = matrix.indices
+    index[1] = np.repeat(np.arange(len(matrix.indptr) - 1), np.diff(matrix.indptr))
+    return torch.from_numpy(index)
+
+
+def _weight(matrix: Union[sp.csr_array, sp.csc_array], dtype: torch.dtype,
+            scale: float = 1.0) -> Tensor:
+    data = matrix.data if scale == 1.0 else matrix.data * scale
+    return torch.from_numpy(data).to(dtype)
