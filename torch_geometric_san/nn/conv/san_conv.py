@@ -1,0 +1,506 @@
+from typing import Dict, List, NamedTuple, Optional, Tuple, Union
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+from torch.nn import ParameterDict
+
+from torch_geometric import EdgeIndex
+from torch_geometric.nn.conv import MessagePassing
+from torch_geometric.nn.dense.linear import Linear
+from torch_geometric.nn.inits import glorot, zeros
+from torch_geometric.typing import Adj, OptTensor
+from torch_geometric.utils import softmax
+
+from torch_geometric_san.nn.sparse import SparseOperator, to_index_weight
+
+ATTENTION_MODES = ("separate", "shared", None)
+
+
+class _Operators(NamedTuple):
+    up: Optional[SparseOperator]
+    down: Optional[SparseOperator]
+    harmonic: Optional[SparseOperator]
+
+
+class SANConv(MessagePassing):
+    r"""The simplicial attention layer from the `"Simplicial Attention Neural
+    Networks" <https://arxiv.org/abs/2203.07485>`_ paper, for signals on the
+    :math:`k`-simplices of a simplicial complex (any order :math:`k`):
+
+    .. math::
+        \mathbf{Z}^{\prime} = \sum_{p=1}^{J_d} \left(\mathbf{A}^{(d)}\right)^p
+        \mathbf{Z}\mathbf{W}^{(d)}_p + \sum_{p=1}^{J_u}
+        \left(\mathbf{A}^{(u)}\right)^p \mathbf{Z}\mathbf{W}^{(u)}_p +
+        \left(\mathbf{I} - \epsilon \widetilde{\mathbf{L}}\right)^{J_h}
+        \mathbf{Z}\mathbf{W}^{(h)},
+
+    where the attentional Laplacians :math:`\mathbf{A}^{(u)}` and
+    :math:`\mathbf{A}^{(d)}` have the sparsity of the upper and lower
+    Laplacians :math:`\mathbf{L}^{(u)}` and :math:`\mathbf{L}^{(d)}` and the
+    entries
+
+    .. math::
+        a_{ij} = \frac{\exp\left(\mathrm{LeakyReLU}\left(
+        \mathbf{a}_{t}^{\top}\mathbf{h}_i + \mathbf{a}_{s}^{\top}\mathbf{h}_j
+        \right)\right)}{\sum_{k \in \mathcal{N}(i)} \exp\left(
+        \mathrm{LeakyReLU}\left(\mathbf{a}_{t}^{\top}\mathbf{h}_i +
+        \mathbf{a}_{s}^{\top}\mathbf{h}_k\right)\right)}, \qquad
+        \mathbf{h}_i = \big\Vert_{p=1}^{J} \left[\mathbf{Z}\mathbf{W}_p
+        \right]_i,
+
+    with separate attention vectors :math:`(\mathbf{a}_s, \mathbf{a}_t)` for
+    the upper and the lower branch (:math:`[\mathbf{h}_i \Vert \mathbf{h}_j]
+    ^{\top}\mathbf{a}` of the paper, split in two as in
+    :class:`~torch_geometric.nn.conv.GATConv`). :math:`\widetilde{\mathbf{L}}`
+    is the Hodge Laplacian scaled to largest eigenvalue 1, so the last term is
+    the harmonic filter of the paper; :math:`J_h = 0` makes it a skip
+    connection :math:`\mathbf{Z}\mathbf{W}^{(h)}`.
+
+    The powers are never formed: each branch is evaluated by Horner's rule,
+    :math:`\mathbf{A}(\mathbf{h}_1 + \mathbf{A}(\mathbf{h}_2 + \dots +
+    \mathbf{A}\mathbf{h}_J))`, i.e. :math:`J` sparse propagations with the
+    same coefficients, and the harmonic filter is :math:`J_h` sparse
+    propagations, so one layer costs :math:`O(\mathrm{nnz} \cdot J \cdot F)`.
+    Propagation runs as a compressed-row sparse product with a hand-written
+    backward (see :mod:`torch_geometric_san.nn.sparse`), never densifying the
+    gradient of the attention coefficients.
+
+    **Neighbourhoods.** The attention neighbourhood of simplex :math:`i` is
+    the off-diagonal sparsity pattern of row :math:`i` of the given operator;
+    with :obj:`add_self_loops=True`, every simplex whose row is non-empty also
+    attends to itself. For a Laplacian this reproduces exactly its sparsity
+    pattern (as in the paper): a simplex without upper neighbours (an edge in
+    no triangle) has an empty upper neighbourhood, and an empty neighbourhood
+    sends no message (a zero row, never NaN). Unlike
+    :class:`~torch_geometric.nn.conv.GATConv`, an isolated simplex therefore
+    does not receive its own features from an attention branch.
+
+    **Special cases** (paper, "Comparisons with related works"):
+    GAT is :obj:`SANConv(J_up=1, J_down=0, J_harmonic=None,
+    add_self_loops=False, bias=False)` on node signals;
+    :class:`SATConv`, :class:`SCNNConv`, :class:`SNNConv` and
+    :class:`SCNConv` set :obj:`attention` and the filter orders.
+
+    **Orientation equivariance.** With :obj:`orientation_equivariant=True`
+    the messages are signed by :math:`\mathrm{sign}(L_{ij})` (self-loops
+    :math:`+1`) and the scores become
+    :math:`e_{ij} = \mathrm{LeakyReLU}(\mathrm{sign}(L_{ij})\,
+    \langle \mathbf{a} \odot \mathbf{h}_i, \mathbf{h}_j \rangle)`, which do not
+    change when the reference orientation of simplices is flipped (the sign of
+    :math:`\mathbf{h}_i`, of :math:`\mathbf{h}_j` and of :math:`L_{ij}` flip
+    together) and still tell whether neighbouring signals agree in relative
+    orientation. Flipping the orientation of any set of simplices then flips
+    exactly the matching output rows (the harmonic branch is linear, so
+    already equivariant). A bias breaks this (the layer must be odd): use
+    :obj:`bias=False`. Fixed-weight branches (:obj:`attention=None`) are
+    always equivariant.
+
+    Args:
+        in_channels (int): Size of each input sample.
+        out_channels (int): Size of each output sample (per head).
+        J_up (int, optional): Upper filter order :math:`J_u`; :obj:`0`
+            removes the upper branch. (default: :obj:`1`)
+        J_down (int, optional): Lower filter order :math:`J_d`; :obj:`0`
+            removes the lower branch. (default: :obj:`1`)
+        J_harmonic (int, optional): Harmonic filter order :math:`J_h`:
+            :obj:`0` gives a skip connection, :obj:`None` no harmonic branch
+            at all. (default: :obj:`0`)
+        eps (float, optional): The step :math:`\epsilon \in (0, 2]` of the
+            harmonic filter. (default: :obj:`0.9`)
+        heads (int, optional): Number of attention heads. (default: :obj:`1`)
+        concat (bool, optional): If :obj:`False`, the heads are averaged
+            instead of concatenated. (default: :obj:`True`)
+        negative_slope (float, optional): LeakyReLU slope. (default: :obj:`0.2`)
+        dropout (float, optional): Dropout probability of the attention
+            coefficients. (default: :obj:`0.0`)
+        add_self_loops (bool, optional): Whether simplices with a non-empty
+            neighbourhood attend to themselves (see above); ignored by
+            fixed-weight branches, which use the operator as given.
+            (default: :obj:`True`)
+        bias (bool, optional): Whether to learn an additive bias.
+            (default: :obj:`True`)
+        attention (str, optional): :obj:`"separate"` (one attention mechanism
+            per branch), :obj:`"shared"` (one for both branches, as SAT; needs
+            :obj:`J_up == J_down`) or :obj:`None` (no attention: the branches
+            propagate with the given operator weights, as SCNN).
+            (default: :obj:`"separate"`)
+        shared_weights (bool, optional): Whether the lower branch uses the
+            filter weights of the upper one, :math:`\mathbf{W}^{(d)}_p =
+            \mathbf{W}^{(u)}_p` (as SNN; needs :obj:`J_up == J_down`).
+            (default: :obj:`False`)
+        orientation_equivariant (bool, optional): See above.
+            (default: :obj:`False`)
+        cached (bool, optional): If :obj:`True`, the sparse operators built
+            from the first inputs (self-loops, compressed rows, transposes)
+            are cached and reused by every later call. Only for inputs that
+            always live on the same complex (transductive learning, or many
+            signals on one complex). (default: :obj:`False`)
+        gain (float, optional): Gain of the Glorot (Xavier uniform)
+            initialisation of the filter weights and attention vectors.
+            (default: :obj:`1.0`)
+        **kwargs (optional): Additional arguments of
+            :class:`torch_geometric.nn.conv.MessagePassing`.
+
+    Shapes:
+        - **input:**
+          simplex features :math:`(N, F_{in})`, or :math:`(B, N, F_{in})` for
+          :math:`B` signals on the same complex (each with its own attention);
+          operators as index :math:`(2, |\mathcal{E}|)` with weights
+          :math:`(|\mathcal{E}|)`, or as a :class:`torch_sparse.SparseTensor`
+          / :class:`torch.sparse` tensor (transposed adjacency, weights as
+          values)
+        - **output:** simplex features :math:`(N, H F_{out})` or
+          :math:`(B, N, H F_{out})` (:math:`F_{out}` if :obj:`concat=False`).
+          With :obj:`return_attention_weights`, additionally
+          :obj:`(up, down)`, each :obj:`None` for an absent branch or
+          :obj:`(index, alpha)` with index :math:`(2, |\mathcal{E}|)` and
+          alpha :math:`(|\mathcal{E}|, H)` (:math:`(B, |\mathcal{E}|, H)`).
+
+    Example:
+        >>> import torch
+        >>> conv = SANConv(3, 8, J_up=2, J_down=2, J_harmonic=2, heads=2)
+        >>> x = torch.randn(4, 3)            # signals on 4 edges
+        >>> index = torch.tensor([[0, 1, 1, 2, 2, 3], [1, 0, 2, 1, 3, 2]])
+        >>> weight = torch.tensor([1., 1., -1., -1., 1., 1.])
+        >>> conv(x, index, weight, index, weight, index, weight / 4).shape
+        torch.Size([4, 16])
+    """
+    SUPPORTS_FUSED_EDGE_INDEX = True
+
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        J_up: int = 1,
+        J_down: int = 1,
+        J_harmonic: Optional[int] = 0,
+        eps: float = 0.9,
+        heads: int = 1,
+        concat: bool = True,
+        negative_slope: float = 0.2,
+        dropout: float = 0.0,
+        add_self_loops: bool = True,
+        bias: bool = True,
+        attention: Optional[str] = "separate",
+        shared_weights: bool = False,
+        orientation_equivariant: bool = False,
+        cached: bool = False,
+        gain: float = 1.0,
+        **kwargs,
+    ):
+        kwargs.setdefault('aggr', 'add')
+        super().__init__(node_dim=-2, **kwargs)
+        for name, value in (("in_channels", in_channels),
+                            ("out_channels", out_channels), ("heads", heads)):
+            if not isinstance(value, int) or value < 1:
+                raise ValueError(f"'{name}' must be a positive int (got {value!r})")
+        for name, value in (("J_up", J_up), ("J_down", J_down)):
+            if not isinstance(value, int) or value < 0:
+                raise ValueError(f"'{name}' must be an int >= 0 (got {value!r})")
+        if J_harmonic is not None and (not isinstance(J_harmonic, int)
+                                       or J_harmonic < 0):
+            raise ValueError(f"'J_harmonic' must be None or an int >= 0 (got "
+                             f"{J_harmonic!r})")
+        if not 0.0 < eps <= 2.0:
+            raise ValueError(f"'eps' must lie in (0, 2] for the harmonic filter "
+                             f"of a Laplacian scaled to largest eigenvalue 1 "
+                             f"(got {eps})")
+        if not 0.0 <= dropout < 1.0:
+            raise ValueError(f"'dropout' must lie in [0, 1) (got {dropout})")
+        if attention not in ATTENTION_MODES:
+            raise ValueError(f"'attention' must be one of {ATTENTION_MODES} "
+                             f"(got {attention!r})")
+        if (attention == "shared" or shared_weights) and J_up != J_down:
+            raise ValueError(f"shared attention or shared weights need "
+                             f"J_up == J_down (got {J_up} and {J_down})")
+        if shared_weights and J_up == 0:
+            raise ValueError("shared weights need J_up == J_down >= 1")
+
+        self.in_channels = in_channels
+        self.out_channels = out_channels
+        self.J_up = J_up
+        self.J_down = J_down
+        self.J_harmonic = J_harmonic
+        self.eps = eps
+        self.heads = heads
+        self.concat = concat
+        self.negative_slope = negative_slope
+        self.dropout = dropout
+        self.add_self_loops = add_self_loops
+        self.attention = attention
+        self.shared_weights = shared_weights
+        self.orientation_equivariant = orientation_equivariant
+        self.cached = cached
+        self.gain = gain
+        self._cached_operators: Optional[_Operators] = None
+
+        # Filter taps: rows of `lin` in blocks of `heads * out_channels`, the
+        # J_up upper taps, the J_down lower taps (unless shared) and the
+        # harmonic one.
+        self._blocks: List[str] = []
+        self._block_sizes: List[int] = []
+        for branch, J in (('up', J_up), ('down', 0 if shared_weights else J_down),
+                          ('harmonic', 0 if J_harmonic is None else 1)):
+            if J > 0:
+                self._blocks.append(branch)
+                self._block_sizes.append(J)
+        self.num_taps = sum(self._block_sizes)
+        self.lin = Linear(in_channels, self.num_taps * heads * out_channels,
+                          bias=False)
+
+        # Attention vectors, [1, heads, J * out_channels] each:
+        self.att = ParameterDict()
+        if attention is not None:
+            roles = ('', ) if orientation_equivariant else ('_src', '_dst')
+            keys = ['shared'] if attention == 'shared' else [
+                branch for branch, J in (('up', J_up), ('down', J_down)) if J > 0
+            ]
+            for key in keys:
+                J = J_up if key in ('up', 'shared') else J_down
+                for role in roles:
+                    self.att[key + role] = torch.nn.Parameter(
+                        torch.empty(1, heads, J * out_channels))
+
+        total_out_channels = out_channels * (heads if concat else 1)
+        if bias:
+            self.bias = torch.nn.Parameter(torch.empty(total_out_channels))
+        else:
+            self.register_parameter('bias', None)
+
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        super().reset_parameters()
+        self._cached_operators = None
+        block = self.heads * self.out_channels
+        for weight in self.lin.weight.data.split(block, dim=0):
+            glorot(weight)
+            weight.mul_(self.gain)
+        for att in self.att.values():
+            glorot(att)
+            att.data.mul_(self.gain)
+        zeros(self.bias)
+
+    def forward(
+        self,
+        x: Tensor,
+        up_index: Optional[Adj] = None,
+        up_weight: OptTensor = None,
+        down_index: Optional[Adj] = None,
+        down_weight: OptTensor = None,
+        hodge_index: Optional[Adj] = None,
+        hodge_weight: OptTensor = None,
+        return_attention_weights: Optional[bool] = None,
+    ) -> Union[Tensor, Tuple[Tensor, Tuple[Optional[Tuple[Tensor, Tensor]],
+                                           Optional[Tuple[Tensor, Tensor]]]]]:
+        r"""Runs the forward pass of the module.
+
+        Args:
+            x (torch.Tensor): Simplex features :math:`(N, F_{in})` or
+                :math:`(B, N, F_{in})`.
+            up_index (torch.Tensor or SparseTensor, optional): The upper
+                Laplacian :math:`\mathbf{L}^{(u)}` (its pattern for attention
+                branches). :obj:`None`: no upper neighbours (zero branch).
+            up_weight (torch.Tensor, optional): Its entries; needed by
+                fixed-weight branches and by orientation equivariance.
+            down_index (torch.Tensor or SparseTensor, optional): The lower
+                Laplacian :math:`\mathbf{L}^{(d)}`, as :obj:`up_index`.
+            down_weight (torch.Tensor, optional): Its entries.
+            hodge_index (torch.Tensor or SparseTensor, optional): The Hodge
+                Laplacian :math:`\widetilde{\mathbf{L}}` scaled to largest
+                eigenvalue 1; needed when :obj:`J_harmonic > 0`.
+            hodge_weight (torch.Tensor, optional): Its entries.
+            return_attention_weights (bool, optional): If set to any value,
+                additionally returns the attention coefficients of the upper
+                and lower branches. (default: :obj:`None`)
+        """
+        if not isinstance(x, Tensor) or not x.is_floating_point():
+            raise TypeError(f"'x' must be a floating-point tensor (got "
+                            f"{type(x).__name__})")
+        if x.dim() not in (2, 3) or x.size(-1) != self.in_channels:
+            raise ValueError(f"'x' must have shape [N, {self.in_channels}] or "
+                             f"[B, N, {self.in_channels}] (got {list(x.shape)})")
+        if return_attention_weights and self.attention is None:
+            raise ValueError("'return_attention_weights' needs attention "
+                             "(this layer has attention=None)")
+        batched = x.dim() == 3
+        x = x if batched else x.unsqueeze(0)
+        B, N = x.size(0), x.size(1)
+        H, C = self.heads, self.out_channels
+
+        ops = self._cached_operators
+        if ops is None:
+            ops = self._operators(N, x.device, up_index, up_weight, down_index,
+                                  down_weight, hodge_index, hodge_weight)
+            if self.cached:
+                self._cached_operators = ops
+
+        blocks = self.filter_taps(x)
+        out: Optional[Tensor] = None
+        attention_weights: List[Optional[Tuple[Tensor, Tensor]]] = []
+        for branch in ('up', 'down'):
+            op: Optional[SparseOperator] = getattr(ops, branch)
+            weights: Optional[Tuple[Tensor, Tensor]] = None
+            if op is not None and op.nnz > 0:
+                taps = blocks[branch]
+                if self.attention is None:
+                    out_branch = self._fixed_branch(op, taps)
+                else:
+                    out_branch, alpha = self._attention_branch(branch, op, taps)
+                    weights = (op.index, alpha if batched else alpha[0])
+                out = out_branch if out is None else out + out_branch
+            elif op is not None and self.attention is not None:
+                weights = (op.index, x.new_zeros((B, 0, H) if batched else (0, H)))
+            attention_weights.append(weights)
+
+        if 'harmonic' in blocks:
+            taps = blocks['harmonic']
+            if ops.harmonic is None:  # J_harmonic = 0: P = I
+                out_branch = taps[:, :, 0]
+            else:
+                out_branch = self._fixed_branch(ops.harmonic, taps,
+                                                hops=self.J_harmonic)
+            out = out_branch if out is None else out + out_branch
+        if out is None:  # no branch reaches any simplex
+            out = x.new_zeros(B, N, H, C)
+
+        out = out.reshape(B, N, H * C) if self.concat else out.mean(dim=2)
+        if self.bias is not None:
+            out = out + self.bias
+        out = out if batched else out[0]
+
+        if return_attention_weights:
+            return out, (attention_weights[0], attention_weights[1])
+        return out
+
+    def filter_taps(self, x: Tensor) -> Dict[str, Tensor]:
+        r"""The filtered features :math:`\mathbf{Z}\mathbf{W}_p` of every
+        branch, as :obj:`{'up': [..., N, J_u, H, C], 'down': [..., N, J_d, H,
+        C], 'harmonic': [..., N, 1, H, C]}` (present branches only; with
+        :obj:`shared_weights`, :obj:`'down'` is :obj:`'up'`).
+
+        Args:
+            x (torch.Tensor): Simplex features :math:`(..., N, F_{in})`.
+        """
+        # One product for all taps, split (not sliced, so that the backward
+        # concatenates once) into the blocks of the branches.
+        y = self.lin(x).view(*x.shape[:-1], self.num_taps, self.heads,
+                             self.out_channels)
+        blocks = dict(zip(self._blocks, y.split(self._block_sizes, dim=-3)))
+        if self.shared_weights:
+            blocks['down'] = blocks['up']
+        return blocks
+
+    def _operators(self, num_nodes, device, up_index, up_weight, down_index,
+                   down_weight, hodge_index, hodge_weight) -> _Operators:
+        branches = []
+        for branch, index, weight, J in (
+            ('up', up_index, up_weight, self.J_up),
+            ('down', down_index, down_weight, self.J_down),
+        ):
+            if J == 0 or index is None:
+                branches.append(None)
+                continue
+            index, weight = to_index_weight(index, weight)
+            if weight is None and (self.attention is None
+                                   or self.orientation_equivariant):
+                reason = ("fixed-weight branches (attention=None)"
+                          if self.attention is None else
+                          "orientation equivariance (signs of the entries)")
+                raise ValueError(f"'{branch}_weight' is required by {reason}")
+            op = SparseOperator.from_index(index.to(device), None if weight is None
+                                           else weight.to(device), num_nodes)
+            if self.attention is not None:
+                op = op.neighbourhood(self.add_self_loops)
+            branches.append(op)
+
+        harmonic = None
+        if self.J_harmonic:
+            if hodge_index is None:
+                raise ValueError(f"J_harmonic={self.J_harmonic} needs the "
+                                 f"normalised Hodge Laplacian "
+                                 f"(hodge_index, hodge_weight)")
+            index, weight = to_index_weight(hodge_index, hodge_weight)
+            if weight is None:
+                raise ValueError("'hodge_weight' is required by the harmonic "
+                                 "filter")
+            harmonic = SparseOperator.from_index(index.to(device), weight.to(device),
+                                                 num_nodes).shifted(self.eps)
+        return _Operators(branches[0], branches[1], harmonic)
+
+    def _horner(self, op: SparseOperator, value: Tensor, taps: List[Tensor],
+                hops: Optional[int] = None) -> Tensor:
+        # A (h_1 + A (h_2 + ... + A h_J)): J propagations with the same values;
+        # with `hops`, the single tap is propagated `hops` times instead.
+        value = value.view(-1, 1)
+        out = taps[-1]
+        for p in range(len(taps) if hops is None else hops):
+            h = out if p == 0 or hops is not None else taps[-1 - p] + out
+            out = self.propagate(op.edge_index, x=h, alpha=value, op=op)
+        return out
+
+    def _fixed_branch(self, op: SparseOperator, taps: Tensor,
+                      hops: Optional[int] = None) -> Tensor:
+        # Values shared by all signals and heads: one product on [N, B*H*C].
+        B, N, J, H, C = taps.shape
+        wide = taps.permute(2, 1, 0, 3, 4).reshape(J, N, B * H * C).unbind(0)
+        assert op.weight is not None
+        out = self._horner(op, op.weight.to(taps.dtype), list(wide), hops)
+        return out.view(N, B, H, C).transpose(0, 1)
+
+    def _attention_branch(self, branch: str, op: SparseOperator,
+                          taps: Tensor) -> Tuple[Tensor, Tensor]:
+        # Values differ per signal and head: a block-diagonal operator on
+        # [B*H*N, C], one block per (signal, head).
+        B, N, J, H, C = taps.shape
+        G = B * H
+        op_g = op.expand(G)
+        key = 'shared' if self.attention == 'shared' else branch
+        if self.orientation_equivariant:
+            h = taps.permute(0, 3, 1, 2, 4).reshape(B, H, N, J * C)
+            att = self.att[key].view(1, H, 1, J * C)
+            assert op.weight is not None
+            sign = op.weight.to(taps.dtype).repeat(G)
+            score = sign * op_g.sddmm((h * att).view(G * N, J * C),
+                                      h.reshape(G * N, J * C))
+            alpha = self.edge_updater(op_g.edge_index, alpha=None,
+                                      score=score.view(-1, 1))
+            alpha = alpha.view(-1)
+            value = alpha * sign
+        else:
+            att_src = self.att[key + '_src'].view(H, J, C)
+            att_dst = self.att[key + '_dst'].view(H, J, C)
+            alpha_src = torch.einsum('bnjhc,hjc->bhn', taps, att_src)
+            alpha_dst = torch.einsum('bnjhc,hjc->bhn', taps, att_dst)
+            alpha = self.edge_updater(
+                op_g.edge_index, score=None,
+                alpha=(alpha_src.reshape(G * N, 1), alpha_dst.reshape(G * N, 1)))
+            alpha = value = alpha.view(-1)
+        block = taps.permute(2, 0, 3, 1, 4).reshape(J, G * N, C).unbind(0)
+        out = self._horner(op_g, value, list(block))
+        alpha = alpha.view(B, H, op.nnz).transpose(1, 2)
+        return out.view(B, H, N, C).transpose(1, 2), alpha
+
+    def edge_update(self, alpha_j: OptTensor, alpha_i: OptTensor,
+                    score: OptTensor, index: Tensor, ptr: OptTensor,
+                    dim_size: Optional[int]) -> Tensor:
+        if score is None:
+            assert alpha_j is not None and alpha_i is not None
+            score = alpha_j + alpha_i
+        alpha = F.leaky_relu(score, self.negative_slope)
+        alpha = softmax(alpha, index, ptr, dim_size)
+        return F.dropout(alpha, p=self.dropout, training=self.training)
+
+    def message(self, x_j: Tensor, alpha: Tensor) -> Tensor:
+        return alpha * x_j
+
+    def message_and_aggregate(self, edge_index: EdgeIndex, x: Tensor,
+                              alpha: Tensor, op: SparseOperator) -> Tensor:
+        return op.matmul(alpha.view(-1), x)
+
+    def __repr__(self) -> str:
+        return (f'{self.__class__.__name__}({self.in_channels}, '
+                f'{self.out_channels}, J_up={self.J_up}, J_down={self.J_down}, '
+                f'J_harmonic={self.J_harmonic}, heads={self.heads}, '
+                f'attention={self.attention!r})')

@@ -1,0 +1,48 @@
+from torch_geometric_san.nn.conv.san_conv import SANConv
+
+
+class SATConv(SANConv):
+    r"""The simplicial attention layer of `"Simplicial Attention Networks"
+    <https://arxiv.org/abs/2204.09455>`_ (Goh et al., with sum aggregation),
+    as the special case of :class:`SANConv` in the SAN paper: one attention
+    mechanism shared by the upper and the lower neighbourhoods, one filter tap
+    per branch and no harmonic filter,
+
+    .. math::
+        \mathbf{Z}^{\prime} = \mathbf{A}^{(d)}\mathbf{Z}\mathbf{W}^{(d)} +
+        \mathbf{A}^{(u)}\mathbf{Z}\mathbf{W}^{(u)},
+
+    where :math:`\mathbf{A}^{(u)}` and :math:`\mathbf{A}^{(d)}` are computed
+    with the same attention vectors :math:`\mathbf{a}` (but their own
+    neighbourhoods and filtered features).
+
+    Args:
+        in_channels (int): Size of each input sample.
+        out_channels (int): Size of each output sample (per head).
+        heads (int, optional): Number of attention heads. (default: :obj:`1`)
+        concat (bool, optional): Concatenate (:obj:`True`) or average the
+            heads. (default: :obj:`True`)
+        negative_slope (float, optional): LeakyReLU slope. (default: :obj:`0.2`)
+        dropout (float, optional): Attention dropout. (default: :obj:`0.0`)
+        **kwargs (optional): Further arguments of :class:`SANConv`
+            (:obj:`add_self_loops`, :obj:`bias`, :obj:`orientation_equivariant`,
+            :obj:`cached`, :obj:`gain`, ...).
+
+    Example:
+        >>> import torch
+        >>> conv = SATConv(3, 8)
+        >>> index = torch.tensor([[0, 1, 1, 2], [1, 0, 2, 1]])
+        >>> conv(torch.randn(3, 3), up_index=index, down_index=index).shape
+        torch.Size([3, 8])
+    """
+    def __init__(self, in_channels: int, out_channels: int, heads: int = 1,
+                 concat: bool = True, negative_slope: float = 0.2,
+                 dropout: float = 0.0, **kwargs):
+        super().__init__(in_channels, out_channels, J_up=1, J_down=1,
+                         J_harmonic=None, heads=heads, concat=concat,
+                         negative_slope=negative_slope, dropout=dropout,
+                         attention="shared", **kwargs)
+
+    def __repr__(self) -> str:
+        return (f'{self.__class__.__name__}({self.in_channels}, '
+                f'{self.out_channels}, heads={self.heads})')

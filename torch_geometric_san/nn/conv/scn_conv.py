@@ -1,0 +1,34 @@
+from torch_geometric_san.nn.conv.scnn_conv import SCNNConv
+
+
+class SCNConv(SCNNConv):
+    r"""The simplicial convolution of `"Simplicial 2-Complex Convolutional
+    Neural Networks" <https://arxiv.org/abs/2012.06010>`_ (Bunch et al.) and
+    `"HodgeNet" <https://arxiv.org/abs/1912.02354>`_ (Roddenberry and
+    Segarra) as the special case of :class:`SANConv` in the SAN paper: no
+    attention, :math:`J_u = J_d = 1` and :math:`J_h = 0`,
+
+    .. math::
+        \mathbf{Z}^{\prime} = \mathbf{L}^{(d)}\mathbf{Z}\mathbf{W}^{(d)} +
+        \mathbf{L}^{(u)}\mathbf{Z}\mathbf{W}^{(u)} + \mathbf{Z}\mathbf{W}^{(h)}.
+
+    Args:
+        in_channels (int): Size of each input sample.
+        out_channels (int): Size of each output sample.
+        **kwargs (optional): Further arguments of :class:`SANConv`
+            (:obj:`bias`, :obj:`cached`, :obj:`gain`, ...).
+
+    Example:
+        >>> import torch
+        >>> conv = SCNConv(3, 8)
+        >>> index = torch.tensor([[0, 1, 1, 2], [1, 0, 2, 1]])
+        >>> weight = torch.tensor([1., 1., -1., -1.])
+        >>> conv(torch.randn(3, 3), index, weight, index, weight).shape
+        torch.Size([3, 8])
+    """
+    def __init__(self, in_channels: int, out_channels: int, **kwargs):
+        super().__init__(in_channels, out_channels, J_up=1, J_down=1,
+                         J_harmonic=0, **kwargs)
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__name__}({self.in_channels}, {self.out_channels})'

@@ -1,0 +1,45 @@
+from torch_geometric_san.nn.conv.san_conv import SANConv
+
+
+class SCNNConv(SANConv):
+    r"""The simplicial convolutional layer of `"Simplicial Convolutional
+    Neural Networks" <https://arxiv.org/abs/2110.02585>`_ (Yang et al.), the
+    special case of :class:`SANConv` without attention and with
+    :math:`J_h = 0` (eq. SCN_layer_matrix of the SAN paper with
+    :math:`\widehat{\mathbf{P}} = \mathbf{I}`):
+
+    .. math::
+        \mathbf{Z}^{\prime} = \sum_{p=1}^{J_d}\left(\mathbf{L}^{(d)}\right)^p
+        \mathbf{Z}\mathbf{W}^{(d)}_p + \sum_{p=1}^{J_u}
+        \left(\mathbf{L}^{(u)}\right)^p\mathbf{Z}\mathbf{W}^{(u)}_p +
+        \mathbf{Z}\mathbf{W}^{(h)}.
+
+    The Laplacians are used exactly as passed (values included), with no
+    normalisation of their own: pass them scaled (for example divided by their
+    largest eigenvalue) if the powers should stay bounded.
+
+    Args:
+        in_channels (int): Size of each input sample.
+        out_channels (int): Size of each output sample.
+        J_up (int, optional): Upper filter order. (default: :obj:`1`)
+        J_down (int, optional): Lower filter order. (default: :obj:`1`)
+        **kwargs (optional): Further arguments of :class:`SANConv`
+            (:obj:`bias`, :obj:`cached`, :obj:`gain`, ...).
+
+    Example:
+        >>> import torch
+        >>> conv = SCNNConv(3, 8, J_up=2, J_down=2)
+        >>> index = torch.tensor([[0, 1, 1, 2], [1, 0, 2, 1]])
+        >>> weight = torch.tensor([1., 1., -1., -1.])
+        >>> conv(torch.randn(3, 3), index, weight, index, weight).shape
+        torch.Size([3, 8])
+    """
+    def __init__(self, in_channels: int, out_channels: int, J_up: int = 1,
+                 J_down: int = 1, **kwargs):
+        kwargs.setdefault('J_harmonic', 0)
+        super().__init__(in_channels, out_channels, J_up=J_up, J_down=J_down,
+                         attention=None, **kwargs)
+
+    def __repr__(self) -> str:
+        return (f'{self.__class__.__name__}({self.in_channels}, '
+                f'{self.out_channels}, J_up={self.J_up}, J_down={self.J_down})')

@@ -1,0 +1,37 @@
+from torch_geometric_san.nn.conv.san_conv import SANConv
+
+
+class SNNConv(SANConv):
+    r"""The simplicial convolution of `"Simplicial Neural Networks"
+    <https://arxiv.org/abs/2010.03633>`_ (Ebli et al.) as the special case of
+    :class:`SANConv` in the SAN paper: no attention, no harmonic filter,
+    :math:`J_u = J_d = 1` and shared filter weights
+    :math:`\mathbf{W}^{(d)} = \mathbf{W}^{(u)} = \mathbf{W}`, i.e. a
+    convolution with the Hodge Laplacian :math:`\mathbf{L} = \mathbf{L}^{(d)}
+    + \mathbf{L}^{(u)}`:
+
+    .. math::
+        \mathbf{Z}^{\prime} = \left(\mathbf{L}^{(d)} + \mathbf{L}^{(u)}\right)
+        \mathbf{Z}\mathbf{W}.
+
+    Args:
+        in_channels (int): Size of each input sample.
+        out_channels (int): Size of each output sample.
+        **kwargs (optional): Further arguments of :class:`SANConv`
+            (:obj:`bias`, :obj:`cached`, :obj:`gain`, ...).
+
+    Example:
+        >>> import torch
+        >>> conv = SNNConv(3, 8)
+        >>> index = torch.tensor([[0, 1, 1, 2], [1, 0, 2, 1]])
+        >>> weight = torch.tensor([1., 1., -1., -1.])
+        >>> conv(torch.randn(3, 3), index, weight, index, weight).shape
+        torch.Size([3, 8])
+    """
+    def __init__(self, in_channels: int, out_channels: int, **kwargs):
+        super().__init__(in_channels, out_channels, J_up=1, J_down=1,
+                         J_harmonic=None, attention=None, shared_weights=True,
+                         **kwargs)
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__name__}({self.in_channels}, {self.out_channels})'

@@ -1,0 +1,88 @@
+r"""A dense formulation of :class:`~torch_geometric_san.nn.SANConv`.
+
+:func:`dense_san_conv` evaluates the equations of the paper with
+:math:`N \times N` matrices (explicit attention matrices, explicit matrix
+powers), using the parameters of a :class:`SANConv`. It allocates
+:math:`O(N^2)` memory and :math:`O(N^3)` time, so it is meant only as an
+independent reference for tests and as the dense baseline of
+``benchmarks/scaling.py``, never for training.
+"""
+from typing import Optional
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from torch_geometric_san.nn.conv.san_conv import SANConv
+
+__all__ = ["dense_san_conv"]
+
+
+def dense_san_conv(
+    conv: SANConv,
+    x: Tensor,
+    up: Optional[Tensor] = None,
+    down: Optional[Tensor] = None,
+    hodge: Optional[Tensor] = None,
+) -> Tensor:
+    r"""Applies :obj:`conv` to :obj:`x` with dense operators.
+
+    Args:
+        conv (SANConv): The layer whose parameters and options are used
+            (attention dropout is not applied).
+        x (torch.Tensor): Simplex features :math:`(N, F_{in})`.
+        up (torch.Tensor, optional): Dense upper Laplacian :math:`(N, N)`.
+        down (torch.Tensor, optional): Dense lower Laplacian :math:`(N, N)`.
+        hodge (torch.Tensor, optional): Dense Hodge Laplacian scaled to
+            largest eigenvalue 1 :math:`(N, N)`.
+
+    Returns:
+        torch.Tensor: The output :math:`(N, H F_{out})`, or
+        :math:`(N, F_{out})` if :obj:`conv.concat` is :obj:`False`.
+    """
+    N, H, C = x.size(0), conv.heads, conv.out_channels
+    blocks = conv.filter_taps(x)
+    eye = torch.eye(N, dtype=x.dtype, device=x.device)
+    out = x.new_zeros(N, H, C)
+    for branch, lap in (('up', up), ('down', down)):
+        if branch not in blocks or lap is None:
+            continue
+        taps = blocks[branch]  # [N, J, H, C]
+        J = taps.size(1)
+        for head in range(H):
+            h = taps[:, :, head]  # [N, J, C]
+            A = lap if conv.attention is None else _attention_matrix(
+                conv, branch, lap, h, head)
+            power = eye
+            for p in range(J):
+                power = power @ A
+                out[:, head] = out[:, head] + power @ h[:, p]
+    if 'harmonic' in blocks:
+        P = eye
+        if conv.J_harmonic:
+            assert hodge is not None
+            P = torch.linalg.matrix_power(eye - conv.eps * hodge, conv.J_harmonic)
+        out = out + torch.einsum('ij,jhc->ihc', P, blocks['harmonic'][:, 0])
+    out = out.reshape(N, H * C) if conv.concat else out.mean(dim=1)
+    return out if conv.bias is None else out + conv.bias
+
+
+def _attention_matrix(conv: SANConv, branch: str, lap: Tensor, h: Tensor,
+                      head: int) -> Tensor:
+    N = lap.size(0)
+    eye = torch.eye(N, dtype=torch.bool, device=lap.device)
+    mask = (lap != 0) & ~eye
+    if conv.add_self_loops:
+        mask = mask | (eye & (lap != 0).any(dim=1, keepdim=True))
+    key = 'shared' if conv.attention == 'shared' else branch
+    h = h.reshape(N, -1)  # [N, J * C], taps concatenated
+    sign = torch.where(eye, torch.ones_like(lap), lap.sign())
+    if conv.orientation_equivariant:
+        a = conv.att[key][0, head]
+        score = sign * ((h * a) @ h.t())
+    else:
+        a_src, a_dst = conv.att[key + '_src'][0, head], conv.att[key + '_dst'][0, head]
+        score = (h @ a_dst).view(-1, 1) + (h @ a_src).view(1, -1)
+    score = F.leaky_relu(score, conv.negative_slope).masked_fill(~mask, float('-inf'))
+    alpha = torch.softmax(score, dim=1).nan_to_num(0.0)  # empty rows: zero
+    return alpha * sign if conv.orientation_equivariant else alpha

@@ -1,0 +1,315 @@
+r"""Sparse operators on the simplices of one order, and their products.
+
+A :class:`SparseOperator` holds the sparsity pattern of an operator such as a
+Laplacian :math:`\mathbf{L}_k^{(u)}` in compressed-row form, together with the
+compressed-row form of its transpose, so that a product
+:math:`\mathbf{A}\mathbf{X}` whose values :math:`\mathbf{A}` change at every
+call (attention coefficients) can be differentiated without ever forming a
+dense matrix:
+
+.. math::
+    \frac{\partial \ell}{\partial \mathbf{X}} = \mathbf{A}^{\top}
+    \frac{\partial \ell}{\partial \mathbf{Y}}, \qquad
+    \frac{\partial \ell}{\partial a_{ij}} = \left\langle
+    \left[\frac{\partial \ell}{\partial \mathbf{Y}}\right]_i,
+    \mathbf{X}_j \right\rangle,
+
+a transposed sparse-dense product and a sampled dense-dense product (SDDMM).
+Both run as PyTorch sparse CSR kernels and are registered as custom operators
+(:func:`torch.library.custom_op`), so they work under :func:`torch.compile`
+and support double backward.
+
+Index pairs follow PyG's ``edge_index`` convention: row 0 holds the source
+:math:`j`, row 1 the target :math:`i` of the entry :math:`a_{ij}`.
+"""
+import warnings
+from typing import Dict, Optional, Tuple, Union
+
+import torch
+from torch import Tensor
+
+from torch_geometric import EdgeIndex
+from torch_geometric.typing import SparseTensor
+from torch_geometric.utils import is_torch_sparse_tensor, to_edge_index
+
+__all__ = ["SparseOperator", "to_index_weight"]
+
+
+def _csr(ptr: Tensor, col: Tensor, value: Tensor, num_cols: int) -> Tensor:
+    with warnings.catch_warnings():  # "Sparse CSR tensor support is in beta"
+        warnings.simplefilter("ignore", UserWarning)
+        return torch.sparse_csr_tensor(ptr, col, value, (ptr.numel() - 1, num_cols),
+                                       check_invariants=False)
+
+
+@torch.library.custom_op("torch_geometric_san::spmm", mutates_args=())
+def _spmm(ptr: Tensor, col: Tensor, t_ptr: Tensor, t_col: Tensor, t_perm: Tensor,
+          t_perm_inv: Tensor, value: Tensor, x: Tensor) -> Tensor:
+    if col.numel() == 0:
+        return x.new_zeros(ptr.numel() - 1, x.size(1))
+    return _csr(ptr, col, value, x.size(0)) @ x
+
+
+@_spmm.register_fake
+def _(ptr, col, t_ptr, t_col, t_perm, t_perm_inv, value, x):
+    return x.new_empty(ptr.size(0) - 1, x.size(1))
+
+
+@torch.library.custom_op("torch_geometric_san::sddmm", mutates_args=())
+def _sddmm(ptr: Tensor, col: Tensor, t_ptr: Tensor, t_col: Tensor, t_perm: Tensor,
+           t_perm_inv: Tensor, a: Tensor, b: Tensor) -> Tensor:
+    if col.numel() == 0:
+        return a.new_zeros(0)
+    pattern = _csr(ptr, col, a.new_zeros(col.numel()), b.size(0))
+    return torch.sparse.sampled_addmm(pattern, a, b.t(), beta=0.0).values()
+
+
+@_sddmm.register_fake
+def _(ptr, col, t_ptr, t_col, t_perm, t_perm_inv, a, b):
+    return a.new_empty(col.size(0))
+
+
+def _setup_context(ctx, inputs, output):
+    ctx.save_for_backward(*inputs)
+
+
+def _spmm_backward(ctx, grad_out):
+    ptr, col, t_ptr, t_col, t_perm, t_perm_inv, value, x = ctx.saved_tensors
+    grad_value = grad_x = None
+    if ctx.needs_input_grad[6]:
+        grad_value = _sddmm(ptr, col, t_ptr, t_col, t_perm, t_perm_inv, grad_out, x)
+    if ctx.needs_input_grad[7]:
+        grad_x = _spmm(t_ptr, t_col, ptr, col, t_perm_inv, t_perm, value[t_perm],
+                       grad_out)
+    return None, None, None, None, None, None, grad_value, grad_x
+
+
+def _sddmm_backward(ctx, grad_out):
+    ptr, col, t_ptr, t_col, t_perm, t_perm_inv, a, b = ctx.saved_tensors
+    grad_a = grad_b = None
+    if ctx.needs_input_grad[6]:
+        grad_a = _spmm(ptr, col, t_ptr, t_col, t_perm, t_perm_inv, grad_out, b)
+    if ctx.needs_input_grad[7]:
+        grad_b = _spmm(t_ptr, t_col, ptr, col, t_perm_inv, t_perm, grad_out[t_perm], a)
+    return None, None, None, None, None, None, grad_a, grad_b
+
+
+torch.library.register_autograd("torch_geometric_san::spmm", _spmm_backward,
+                                setup_context=_setup_context)
+torch.library.register_autograd("torch_geometric_san::sddmm", _sddmm_backward,
+                                setup_context=_setup_context)
+
+
+class SparseOperator:
+    r"""The sparsity pattern (and optional fixed values) of a square operator on
+    :obj:`num_nodes` simplices, in compressed-row form together with its
+    transpose.
+
+    Entries are coalesced (duplicates summed) and sorted by target, then
+    source. Build one with :meth:`from_index`; it is immutable afterwards.
+
+    Args:
+        index (torch.Tensor): Coalesced indices :obj:`[2, nnz]`, sorted by
+            target (row 1), then source (row 0).
+        weight (torch.Tensor, optional): Fixed values :obj:`[nnz]` in the same
+            order. (default: :obj:`None`)
+        num_nodes (int): The number of simplices.
+    """
+    def __init__(self, index: Tensor, weight: Optional[Tensor], num_nodes: int):
+        self.index = index
+        self.weight = weight
+        self.num_nodes = num_nodes
+        self.ptr = torch._convert_indices_from_coo_to_csr(index[1], num_nodes)
+        self._transposed: Optional[Tuple[Tensor, Tensor, Tensor, Tensor]] = None
+        self._expanded: Dict[int, 'SparseOperator'] = {1: self}
+        self._edge_index: Optional[EdgeIndex] = None
+
+    def transposed(self) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
+        r"""The compressed rows of the transpose, computed on first use:
+        :obj:`(t_ptr, t_col, t_perm, t_perm_inv)`, where :obj:`t_perm` maps the
+        entries of the transpose to this operator's entries and
+        :obj:`t_perm_inv` back."""
+        if self._transposed is None:
+            src, dst = self.index[0], self.index[1]
+            t_perm = torch.argsort(src * self.num_nodes + dst)
+            t_perm_inv = torch.empty_like(t_perm)
+            t_perm_inv[t_perm] = torch.arange(t_perm.numel(), device=src.device)
+            t_ptr = torch._convert_indices_from_coo_to_csr(src[t_perm], self.num_nodes)
+            self._transposed = (t_ptr, dst[t_perm], t_perm, t_perm_inv)
+        return self._transposed
+
+    @classmethod
+    def from_index(cls, index: Tensor, weight: Optional[Tensor],
+                   num_nodes: int) -> 'SparseOperator':
+        r"""Validates and coalesces an operator given as :obj:`(index, weight)`.
+
+        Args:
+            index (torch.Tensor): Indices :obj:`[2, nnz]` (source, target).
+            weight (torch.Tensor, optional): Values :obj:`[nnz]`.
+            num_nodes (int): The number of simplices.
+        """
+        if not isinstance(index, Tensor) or index.dtype != torch.long:
+            raise TypeError(f"expected a torch.long index tensor of shape "
+                            f"[2, nnz], got {_describe(index)}")
+        if index.dim() != 2 or index.size(0) != 2:
+            raise ValueError(f"expected an index of shape [2, nnz], got "
+                             f"{list(index.shape)}")
+        if weight is not None:
+            if not isinstance(weight, Tensor) or not weight.is_floating_point():
+                raise TypeError(f"expected a floating-point weight tensor, got "
+                                f"{_describe(weight)}")
+            if weight.shape != (index.size(1), ):
+                raise ValueError(f"expected a weight of shape [{index.size(1)}] "
+                                 f"matching the index, got {list(weight.shape)}")
+        if index.numel() > 0 and (int(index.min()) < 0
+                                  or int(index.max()) >= num_nodes):
+            raise ValueError(f"index holds entries outside [0, {num_nodes}) "
+                             f"(min {int(index.min())}, max {int(index.max())}); "
+                             f"it does not match the {num_nodes} simplices of x")
+        index, weight = _coalesce(index, weight, num_nodes)
+        return cls(index, weight, num_nodes)
+
+    @property
+    def nnz(self) -> int:
+        return self.index.size(1)
+
+    @property
+    def edge_index(self) -> EdgeIndex:
+        r"""The pattern as a target-sorted :class:`torch_geometric.EdgeIndex`,
+        which routes :meth:`MessagePassing.propagate` to the fused
+        :meth:`message_and_aggregate`."""
+        if self._edge_index is None:
+            self._edge_index = EdgeIndex(self.index, sort_order='col',
+                                         sparse_size=(self.num_nodes, self.num_nodes))
+        return self._edge_index
+
+    def neighbourhood(self, self_loops: bool) -> 'SparseOperator':
+        r"""The attention neighbourhood: the off-diagonal non-zero pattern,
+        plus a self-loop on every simplex whose row has a non-zero entry if
+        :obj:`self_loops` is set (which reproduces the pattern of a
+        Laplacian). The values become the signs of the entries (self-loops:
+        +1), or :obj:`None` if this operator has no values.
+        """
+        src, dst = self.index
+        n, device = self.num_nodes, dst.device
+        diag = src == dst
+        keep = ~diag if self.weight is None else (self.weight != 0) & ~diag
+        if self_loops:  # rows with a non-zero entry keep or get a self-loop
+            has_row = torch.zeros(n, dtype=torch.bool, device=device)
+            has_row[dst if self.weight is None else dst[self.weight != 0]] = True
+            keep |= diag & has_row[dst]
+        index = self.index[:, keep]
+        sign = None
+        if self.weight is not None:
+            sign = torch.where(diag[keep], 1.0, self.weight[keep].sign())
+        if self_loops:
+            missing = has_row.clone()
+            missing[index[0][index[0] == index[1]]] = False
+            if bool(missing.any()):
+                loops = missing.nonzero().view(-1)
+                index = torch.cat([index, loops.expand(2, -1)], dim=1)
+                if sign is not None:
+                    sign = torch.cat([sign, sign.new_ones(loops.numel())])
+                index, sign = _coalesce(index, sign, n)
+        return SparseOperator(index, sign, n)
+
+    def shifted(self, eps: float) -> 'SparseOperator':
+        r"""The operator :math:`\mathbf{I} - \epsilon\mathbf{A}` (requires
+        fixed values)."""
+        assert self.weight is not None
+        n = self.num_nodes
+        loops = torch.arange(n, device=self.index.device)
+        index = torch.cat([self.index, loops.expand(2, -1)], dim=1)
+        value = torch.cat([-eps * self.weight, self.weight.new_ones(n)])
+        return SparseOperator(*_coalesce(index, value, n), n)
+
+    def expand(self, groups: int) -> 'SparseOperator':
+        r"""The block-diagonal operator of :obj:`groups` copies of the pattern
+        (one per head and signal), so that one product applies a different set
+        of values to each group. Cached per number of groups."""
+        if groups not in self._expanded:
+            n, nnz = self.num_nodes, self.nnz
+            offset = torch.arange(groups, device=self.index.device)
+            shift = (offset * n).view(-1, 1)
+            step = (offset * nnz).view(-1, 1)
+            index = (self.index.unsqueeze(1) + shift.view(1, -1, 1)).view(2, -1)
+            op = SparseOperator(index, None, groups * n)
+            t_ptr, t_col, t_perm, t_perm_inv = self.transposed()
+            t_ptr = torch.cat([(t_ptr[:-1].unsqueeze(0) + step).view(-1),
+                               t_ptr.new_full((1, ), groups * nnz)])
+            op._transposed = (t_ptr, (t_col.unsqueeze(0) + shift).view(-1),
+                              (t_perm.unsqueeze(0) + step).view(-1),
+                              (t_perm_inv.unsqueeze(0) + step).view(-1))
+            self._expanded[groups] = op
+        return self._expanded[groups]
+
+    def _structure(self) -> Tuple[Tensor, ...]:
+        return (self.ptr, self.index[0], *self.transposed())
+
+    def matmul(self, value: Tensor, x: Tensor) -> Tensor:
+        r"""The product :math:`\mathbf{A}\mathbf{X}` with entries :obj:`value`
+        :obj:`[nnz]` (in this operator's order) and :obj:`x` :obj:`[N, F]`."""
+        return _spmm(*self._structure(), value, x)
+
+    def sddmm(self, a: Tensor, b: Tensor) -> Tensor:
+        r"""The sampled product :math:`\langle \mathbf{a}_i, \mathbf{b}_j
+        \rangle` for every entry :math:`(i, j)`, returned as :obj:`[nnz]`."""
+        return _sddmm(*self._structure(), a, b)
+
+    def __repr__(self) -> str:
+        return (f"{self.__class__.__name__}(num_nodes={self.num_nodes}, "
+                f"nnz={self.nnz}, weighted={self.weight is not None})")
+
+
+def _coalesce(index: Tensor, value: Optional[Tensor],
+              num_nodes: int) -> Tuple[Tensor, Optional[Tensor]]:
+    # Sorts entries by (target, source) and sums duplicates; a no-op (one
+    # pass) on input that is already sorted and free of duplicates.
+    key = index[1] * num_nodes + index[0]
+    if key.numel() > 1 and not bool((key[1:] > key[:-1]).all()):
+        key, perm = torch.sort(key)
+        index = index[:, perm]
+        value = None if value is None else value[perm]
+        if bool((key[1:] == key[:-1]).any()):
+            key, inverse = torch.unique_consecutive(key, return_inverse=True)
+            index = torch.stack([key % num_nodes, key // num_nodes])
+            if value is not None:
+                value = value.new_zeros(key.numel()).index_add_(0, inverse, value)
+    return index, value
+
+
+def to_index_weight(
+    adj: Union[Tensor, SparseTensor],
+    weight: Optional[Tensor] = None,
+) -> Tuple[Tensor, Optional[Tensor]]:
+    r"""Normalises an operator given as an :obj:`edge_index`-style index with
+    optional weights, a :class:`torch_sparse.SparseTensor` or a
+    :class:`torch.sparse` tensor into :obj:`(index, weight)`.
+
+    Sparse inputs follow PyG's convention of the *transposed* adjacency
+    :obj:`adj_t` (sparse row = target :math:`i`, column = source :math:`j`)
+    and carry their own values, so :obj:`weight` must then be :obj:`None`.
+    """
+    if isinstance(adj, SparseTensor) or is_torch_sparse_tensor(adj):
+        if weight is not None:
+            raise ValueError("a sparse operator carries its own values; pass "
+                             "its weight as None")
+        if isinstance(adj, SparseTensor):
+            row, col, weight = adj.coo()
+            index = torch.stack([col, row])
+        else:
+            index, weight = to_edge_index(adj)
+            index = index.flip(0)
+        if weight is not None and not weight.is_floating_point():
+            weight = weight.to(torch.get_default_dtype())
+        return index, weight
+    if isinstance(adj, Tensor):
+        return adj, weight
+    raise TypeError(f"expected an index tensor, a SparseTensor or a torch.sparse "
+                    f"tensor, got {_describe(adj)}")
+
+
+def _describe(obj) -> str:
+    if isinstance(obj, Tensor):
+        return f"a {obj.dtype} tensor of shape {list(obj.shape)}"
+    return f"an object of type {type(obj).__name__}"
