@@ -123,3 +123,26 @@ def write_drifter_file_fixture():
 @pytest.fixture(name="write_citation_files")
 def write_citation_files_fixture():
     return write_citation_files
+
+
+def dense(index, weight, shape):
+    r"""Dense matrix with weight[i] at (index[0, i], index[1, i]): for a
+    boundary B_k, rows are (k-1)-faces and columns k-simplices; Laplacians
+    are symmetric."""
+    import torch
+
+    out = torch.zeros(shape, dtype=torch.float64)
+    out.index_put_((index[0], index[1]), weight.double(), accumulate=True)
+    return out
+
+
+@pytest.fixture(name="dense")
+def dense_fixture():
+    return dense
+
+
+@pytest.fixture(scope="session")
+def shared_raw(tmp_path_factory):
+    r"""``shared_raw(name, files)`` -> root linking the real raw files (see
+    :func:`shared_raw_root`)."""
+    return lambda name, files: shared_raw_root(tmp_path_factory, name, files)

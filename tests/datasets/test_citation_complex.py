@@ -1,14 +1,20 @@
 import math
+import os
 import pickle
+import shutil
 
 import numpy as np
 import pytest
+import torch
+from torch_geometric.loader import DataLoader
 
+from torch_geometric_san.datasets import CitationComplexDataset
 from torch_geometric_san.datasets.citation_complex import (
     citation_simplices,
     imputation_masks,
     read_citation_raw,
 )
+from torch_geometric_san.datasets.io import sha256sum
 
 # A small co-authorship complex: authors 17, 42, 100, 205 (vertices 0..3 by
 # raw index of their 0-simplex below), closed under faces. The raw indices of
@@ -84,3 +90,155 @@ def test_imputation_masks_seeding():
     assert not (low & ~a).any()
     with pytest.raises(ValueError, match="fraction"):
         imputation_masks(1000, 30, 10, seed=0)
+
+
+# ---------------------------------------------------------------------------
+# The dataset class.
+
+RAW = ["150250_simplices.npy", "150250_cochains.npy"]
+N_K = [352, 1474, 3285, 5019, 5559, 4547, 2732]
+
+
+@pytest.fixture(scope="module")
+def real_root(shared_raw):
+    return shared_raw("citation_complex", RAW)
+
+
+@pytest.fixture(scope="module")
+def real_raw(real_root):
+    return read_citation_raw(*(os.path.join(real_root, "raw", f)
+                               for f in RAW))
+
+
+@pytest.mark.parametrize("order", range(6))
+def test_real_sizes_and_targets(real_root, real_raw, order):
+    dataset = CitationComplexDataset(real_root, order=order, log=False)
+    complex = dataset.complex
+    assert complex.order == order + 1
+    assert [complex.num_simplices(k)
+            for k in range(order + 2)] == N_K[:order + 2]
+    assert len(dataset) == 10
+    # the raw index order is kept, and it is lexicographic
+    rows = (complex[f"simplices_{order}"] if order > 0 else
+            torch.arange(352).view(-1, 1))
+    keys = (rows * 352**torch.arange(order, -1, -1)).sum(dim=1)
+    assert (keys.diff() > 0).all()
+    # targets are the raw cochains of the simplices' authors
+    simplices, cochains = real_raw
+    authors = dataset.author_ids[rows]
+    y = complex.y.view(-1)
+    for i in range(0, N_K[order], 97):
+        key = frozenset(authors[i].tolist())
+        assert simplices[order][key] == i
+        assert y[i] == cochains[order][key]
+
+
+@pytest.mark.parametrize("rate", [0.1, 0.5])
+def test_real_masks_and_inputs(real_root, rate):
+    dataset = CitationComplexDataset(real_root, order=1, missing_rate=rate,
+                                     log=False)
+    n = N_K[1]
+    hidden = []
+    for data in dataset:
+        x, y = data.x_1.view(-1), data.y.view(-1)
+        assert data.x_1.shape == data.y.shape == (n, 1)
+        assert torch.equal(data.train_mask, ~data.test_mask)
+        assert int(data.test_mask.sum()) == math.ceil(round(rate * n, 6))
+        assert torch.equal(x[data.train_mask], y[data.train_mask])
+        median = float(np.median(y[data.train_mask].numpy()))
+        assert (x[data.test_mask] == median).all()
+        hidden.append(data.test_mask)
+    assert len({tuple(h.nonzero().view(-1).tolist()) for h in hidden}) == 10
+
+
+def test_real_reproducible(real_root):
+    a = CitationComplexDataset(real_root, order=2, num_masks=3, log=False)
+    b = CitationComplexDataset(real_root, order=2, num_masks=3, log=False)
+    c = CitationComplexDataset(real_root, order=2, num_masks=3, seed=1,
+                               log=False)
+    for i in range(3):
+        assert torch.equal(a[i].test_mask, b[i].test_mask)
+        assert torch.equal(a[i].x_2, b[i].x_2)
+        assert not torch.equal(a[i].test_mask, c[i].test_mask)
+
+
+def test_real_batches(real_root):
+    dataset = CitationComplexDataset(real_root, order=0, num_masks=4,
+                                     log=False)
+    batch = next(iter(DataLoader(dataset, batch_size=4)))
+    assert batch.x_0.shape == (4 * 352, 1)
+    assert batch.test_mask.shape == (4 * 352, )
+    assert batch.num_simplices(0) == 4 * 352
+
+
+@pytest.fixture
+def small_root(tmp_path, small_files, monkeypatch):
+    os.makedirs(tmp_path / "root" / "raw")
+    for path in small_files:
+        shutil.copy(path, tmp_path / "root" / "raw")
+    monkeypatch.setattr(
+        CitationComplexDataset, "sha256",
+        {os.path.basename(p): sha256sum(p) for p in small_files})
+    return str(tmp_path / "root")
+
+
+def test_small_files_through_the_dataset(small_root):
+    dataset = CitationComplexDataset(small_root, order=1, missing_rate=0.5,
+                                     num_masks=2, log=False)
+    complex = dataset.complex
+    assert [complex.num_simplices(k) for k in range(3)] == [4, 4, 1]
+    # the raw edge order [(42,100), (17,42), (17,100), (100,205)] is kept
+    assert complex.simplices_1.tolist() == [[1, 2], [0, 1], [0, 2], [2, 3]]
+    assert complex.y.view(-1).tolist() == [4.0, 2.0, 6.0, 9.0]
+    assert dataset.author_ids.tolist() == [17, 42, 100, 205]
+    assert int(dataset[0].test_mask.sum()) == 2
+
+
+def test_small_files_order_out_of_range(small_root):
+    with pytest.raises(ValueError, match="orders up to 2"):
+        CitationComplexDataset(small_root, order=2, log=False)
+
+
+def test_tampered_raw_file_runs_nothing(small_root, small_files, tmp_path,
+                                        monkeypatch):
+    marker = tmp_path / "pwned"
+    cochains = os.path.join(small_root, "raw", RAW[1])
+    with open(cochains, "wb") as f:
+        np.lib.format.write_array_header_1_0(f, {
+            "descr": "|O",
+            "fortran_order": False,
+            "shape": (3, )
+        })
+        command = f"touch {marker}".encode()
+        f.write(b"\x80\x02cposix\nsystem\nX" +
+                len(command).to_bytes(4, "little") + command + b"\x85R.")
+    # Even with a digest that matches the tampered file, nothing runs.
+    monkeypatch.setitem(CitationComplexDataset.sha256, RAW[1],
+                        sha256sum(cochains))
+    with pytest.raises(pickle.UnpicklingError, match="posix.system"):
+        CitationComplexDataset(small_root, order=0, log=False)
+    assert not marker.exists()
+
+
+def test_sha256_mismatch(small_root, monkeypatch):
+    monkeypatch.setitem(CitationComplexDataset.sha256, RAW[0], "f" * 64)
+    with pytest.raises(ValueError, match=f"{RAW[0]}.*{'f' * 64}"):
+        CitationComplexDataset(small_root, order=0, log=False)
+
+
+def test_offline_names_the_files(tmp_path, monkeypatch):
+    monkeypatch.setattr(CitationComplexDataset, "urls",
+                        {name: f"http://127.0.0.1:9/{name}" for name in RAW})
+    with pytest.raises(RuntimeError) as info:
+        CitationComplexDataset(str(tmp_path), log=False)
+    assert RAW[0] in str(info.value)
+    assert os.path.abspath(str(tmp_path / "raw")) in str(info.value)
+
+
+def test_bad_arguments(tmp_path):
+    with pytest.raises(ValueError, match="'order'"):
+        CitationComplexDataset(str(tmp_path), order=6)
+    with pytest.raises(ValueError, match="'missing_rate'"):
+        CitationComplexDataset(str(tmp_path), missing_rate=30)
+    with pytest.raises(ValueError, match="'num_masks'"):
+        CitationComplexDataset(str(tmp_path), num_masks=0)

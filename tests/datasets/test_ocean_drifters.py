@@ -1,6 +1,12 @@
+import os
+import shutil
+import sys
+
 import numpy as np
 import pytest
+import torch
 
+from torch_geometric_san.datasets import OceanDriftersDataset
 from torch_geometric_san.datasets.ocean_drifters import (
     clockwise_label,
     drifter_protocol,
@@ -8,6 +14,8 @@ from torch_geometric_san.datasets.ocean_drifters import (
     strip_backtracks,
     train_test_mask,
 )
+from torch_geometric_san.datasets.io import sha256sum
+from torch_geometric_san.datasets.trajectory import path_to_flow
 
 # Paths on the 12-vertex annulus (inner ring 0..11, counter-clockwise).
 CCW = [0, 1, 2, 3, 4]
@@ -74,3 +82,122 @@ def test_train_test_mask():
     assert mask.sum() == 160 and len(mask) == 200
     np.testing.assert_array_equal(mask, train_test_mask(200, seed=1))
     assert not np.array_equal(mask, train_test_mask(200, seed=2))
+
+
+# ---------------------------------------------------------------------------
+# The dataset class.
+
+
+@pytest.fixture(scope="module")
+def real(shared_raw):
+    root = shared_raw("ocean_drifters", ["dataBuoys.jld2"])
+    return {
+        (split, orientation): OceanDriftersDataset(root, split=split,
+                                                   orientation=orientation,
+                                                   log=False)
+        for split in ("train", "test") for orientation in ("default",
+                                                           "random")
+    }
+
+
+def test_real_sizes(real):
+    train, test = real["train", "default"], real["test", "default"]
+    assert len(train) == 160 and len(test) == 40
+    complex = train.complex
+    assert [complex.num_simplices(k) for k in range(3)] == [133, 320, 186]
+    assert complex.pos.shape == (133, 2)
+    assert train.x_1.shape == (160, 320, 1) and train[0].y.shape == (1, )
+    assert train.num_classes == 2
+
+
+def test_real_labels(real):
+    train, test = real["train", "default"], real["test", "default"]
+    # 110 clockwise / 90 counter-clockwise in all; measured split counts
+    # of the published split (seed=1).
+    assert int((train.y == 0).sum()) == 91 and int(train.y.sum()) == 69
+    assert int((test.y == 0).sum()) == 19 and int(test.y.sum()) == 21
+
+
+def test_real_flows_are_paths(real, dense):
+    dataset = real["test", "default"]
+    index, weight = dataset.complex.boundary(1)
+    b1 = dense(index, weight, (133, 320))
+    div = (b1 @ dataset.x_1.double().squeeze(-1).T).T  # [40, 133]
+    assert (div.abs().sum(dim=1) == 2).all()  # one source, one sink
+
+
+def test_real_split_is_seeded(real, shared_raw):
+    root = shared_raw("ocean_drifters", ["dataBuoys.jld2"])
+    same = OceanDriftersDataset(root, split="test", log=False)
+    assert torch.equal(same.x_1, real["test", "default"].x_1)
+    other = OceanDriftersDataset(root, split="test", seed=2, log=False)
+    assert len(other) == 40
+    assert not torch.equal(other.x_1, same.x_1)
+    # train and test together are the 200 protocol trajectories
+    raw = read_drifter_raw(os.path.join(root, "raw", "dataBuoys.jld2"))
+    paths, _ = drifter_protocol(raw["paths"], raw["pos"])
+    expected = sorted(path_to_flow(p, raw["edges"]).tolist() for p in paths)
+    got = torch.cat([real["train", "default"].x_1, same.x_1]).squeeze(-1)
+    assert sorted(got.tolist()) == expected
+
+
+def test_real_random_orientation(real, dense):
+    default, flipped = real["test", "default"], real["test", "random"]
+    signs = flipped.edge_orientation
+    assert set(signs.tolist()) == {-1, 1}
+    assert torch.equal(flipped.x_1, default.x_1 * signs.view(1, -1, 1))
+    s = torch.diag(signs.double())
+    for op in ("down_laplacian", "up_laplacian", "hodge_laplacian"):
+        la = dense(*getattr(default.complex, op)(1), (320, 320))
+        lb = dense(*getattr(flipped.complex, op)(1), (320, 320))
+        assert torch.allclose(lb, s @ la @ s), op
+    # train and test draw different signs
+    assert not torch.equal(real["train", "random"].edge_orientation, signs)
+
+
+@pytest.fixture
+def small_root(tmp_path, small_file, monkeypatch):
+    path, _, _ = small_file
+    os.makedirs(tmp_path / "root" / "raw")
+    shutil.copy(path, tmp_path / "root" / "raw" / "dataBuoys.jld2")
+    monkeypatch.setattr(OceanDriftersDataset, "sha256", sha256sum(path))
+    return str(tmp_path / "root")
+
+
+def test_small_file_through_the_dataset(small_root):
+    train = OceanDriftersDataset(small_root, split="train", log=False)
+    test = OceanDriftersDataset(small_root, split="test", log=False)
+    assert len(train) == 3 and len(test) == 1  # 4 protocol paths, 80/20
+    assert [train.complex.num_simplices(k) for k in range(3)] == [24, 48, 24]
+    assert sorted(torch.cat([train.y, test.y]).tolist()) == [0, 1, 1, 1]
+
+
+def test_sha256_mismatch_is_an_error(small_root, monkeypatch):
+    import torch_geometric.data
+
+    monkeypatch.setattr(OceanDriftersDataset, "sha256", "0" * 64)
+    monkeypatch.setattr(torch_geometric.data, "download_url", None)
+    with pytest.raises(ValueError) as info:
+        OceanDriftersDataset(small_root, log=False)
+    message = str(info.value)
+    assert "dataBuoys.jld2" in message and "0" * 64 in message
+    assert not os.path.exists(os.path.join(small_root, "processed",
+                                           "ocean_drifters_train_default_"
+                                           "seed1.pt"))
+
+
+def test_offline_names_the_file_to_place(tmp_path, monkeypatch):
+    monkeypatch.setattr(OceanDriftersDataset, "url",
+                        "http://127.0.0.1:9/dataBuoys.jld2")
+    with pytest.raises(RuntimeError) as info:
+        OceanDriftersDataset(str(tmp_path), log=False)
+    message = str(info.value)
+    assert "dataBuoys.jld2" in message
+    assert os.path.abspath(str(tmp_path / "raw")) in message
+    assert os.listdir(tmp_path / "raw") == []
+
+
+def test_without_h5py(small_root, monkeypatch):
+    monkeypatch.setitem(sys.modules, "h5py", None)
+    with pytest.raises(ImportError, match=r"torch-geometric-san\[datasets\]"):
+        OceanDriftersDataset(small_root, log=False)

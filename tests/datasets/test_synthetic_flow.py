@@ -1,7 +1,10 @@
 import numpy as np
 import pytest
 import scipy.sparse
+import torch
+from torch_geometric.loader import DataLoader
 
+from torch_geometric_san.datasets import SyntheticFlowDataset
 from torch_geometric_san.datasets.synthetic_flow import (
     END_REGION,
     HOLES,
@@ -79,3 +82,161 @@ def test_sample_trajectory_needs_vertices_in_regions():
     adjacency = _adjacency(2, np.array([[0, 1]]))
     with pytest.raises(ValueError, match="No vertex lies in the region"):
         sample_trajectory(points, adjacency, 0, np.random.default_rng(0))
+
+
+# ---------------------------------------------------------------------------
+# The dataset class.
+
+
+def _dataset(root, **kwargs):
+    return SyntheticFlowDataset(str(root), log=False, **kwargs)
+
+
+@pytest.fixture(scope="module")
+def splits(tmp_path_factory):
+    root = tmp_path_factory.mktemp("synthetic")
+    return {
+        "train": _dataset(root, split="train"),
+        "test": _dataset(root, split="test"),
+        "test_random": _dataset(root, split="test", orientation="random"),
+    }
+
+
+def _divergence(data, dense):
+    num_vertices, num_edges = data.num_simplices(0), data.num_simplices(1)
+    index, weight = data.boundary(1)
+    return dense(index, weight, (num_vertices, num_edges)) @ data.x_1.double()
+
+
+def test_sizes_and_shared_complex(splits):
+    train, test = splits["train"], splits["test"]
+    assert len(train) == 1000 and len(test) == 200
+    complex = train.complex
+    num_edges = complex.num_simplices(1)
+    assert 300 < complex.num_simplices(0) < 400
+    assert complex.num_simplices(0) - num_edges + complex.num_simplices(
+        2) == -1  # two holes
+    assert torch.equal(complex.simplices_2, test.complex.simplices_2)
+    assert complex.pos.shape == (complex.num_simplices(0), 2)
+    data = train[3]
+    assert data.x_1.shape == (num_edges, 1) and data.y.shape == (1, )
+    assert train.x_1.shape == (1000, num_edges, 1)
+    assert torch.equal(train.x_1[3], data.x_1)
+    assert int(train.y[3]) == int(data.y)
+    assert train.num_classes == 2
+    # The item's complex tensors are the dataset's, not copies.
+    assert (data.boundary_index_1.data_ptr() ==
+            train.complex.boundary_index_1.data_ptr())
+
+
+def test_processed_file_holds_the_complex_once(splits):
+    out = torch.load(splits["train"].processed_paths[0], weights_only=True)
+    assert set(out) == {"complex", "items", "extra"}
+    assert set(out["items"]) == {"x_1", "y"}
+    assert out["items"]["x_1"].shape[0] == 1000
+    assert "x_1" not in out["complex"]
+
+
+def test_label_balance(splits):
+    for split, n in (("train", 1000), ("test", 200)):
+        y = splits[split].y
+        assert int((y == 0).sum()) == int((y == 1).sum()) == n // 2
+        assert 0 < int(y[:n // 2].sum()) < n // 2  # labels are shuffled
+
+
+def test_flows_are_paths_from_start_to_end(splits, dense):
+    # A path's flow has divergence -1 at its start, +1 at its end (or the
+    # opposite, by the boundary's sign convention) and 0 elsewhere.
+    dataset = splits["test"]
+    pos = dataset.complex.pos
+    for i in range(0, 200, 17):
+        data = dataset[i]
+        div = _divergence(data, dense).view(-1)
+        ends = div.nonzero().view(-1)
+        assert len(ends) == 2 and div[ends].abs().tolist() == [1.0, 1.0]
+        start, end = sorted(ends.tolist(), key=lambda v: -pos[v, 1])
+        assert pos[start, 0] <= 0.2 and pos[start, 1] >= 0.8
+        assert pos[end, 0] >= 0.8 and pos[end, 1] <= 0.2
+        assert set(data.x_1.view(-1).tolist()) <= {-1.0, 0.0, 1.0}
+
+
+def test_random_orientation(splits, dense):
+    default, flipped = splits["test"], splits["test_random"]
+    signs = flipped.edge_orientation
+    assert set(signs.tolist()) == {-1, 1}
+    assert torch.equal(default.edge_orientation, torch.ones_like(signs))
+    assert torch.equal(flipped.x_1, default.x_1 * signs.view(1, -1, 1))
+    assert torch.equal(flipped.y, default.y)
+    a, b = default.complex, flipped.complex
+    n0, n1, n2 = (a.num_simplices(k) for k in range(3))
+    s = torch.diag(signs.double())
+    assert torch.equal(dense(*b.boundary(1), (n0, n1)),
+                       dense(*a.boundary(1), (n0, n1)) @ s)
+    assert torch.equal(dense(*b.boundary(2), (n1, n2)),
+                       s @ dense(*a.boundary(2), (n1, n2)))
+    for op in ("down_laplacian", "up_laplacian", "hodge_laplacian"):
+        la = dense(*getattr(a, op)(1), (n1, n1))
+        lb = dense(*getattr(b, op)(1), (n1, n1))
+        assert torch.allclose(lb, s @ la @ s), op
+    # The flows' divergence does not depend on the orientation.
+    for i in (0, 99):
+        assert torch.equal(_divergence(flipped[i], dense),
+                           _divergence(default[i], dense))
+
+
+def test_reproducible(tmp_path, splits):
+    again = _dataset(tmp_path / "a", split="test")
+    assert torch.equal(again.x_1, splits["test"].x_1)
+    assert torch.equal(again.y, splits["test"].y)
+    assert torch.equal(again.complex.pos, splits["test"].complex.pos)
+    random_again = _dataset(tmp_path / "a", split="test",
+                            orientation="random")
+    assert torch.equal(random_again.edge_orientation,
+                       splits["test_random"].edge_orientation)
+    other = _dataset(tmp_path / "b", split="test", seed=1)
+    assert not torch.equal(other.complex.pos, splits["test"].complex.pos)
+    assert other.x_1.shape[1] != again.x_1.shape[1] or not torch.equal(
+        other.x_1, again.x_1)
+
+
+def test_dataloader_batches_items(splits):
+    dataset = splits["train"]
+    num_edges = dataset.complex.num_simplices(1)
+    batch = next(iter(DataLoader(dataset[:5], batch_size=5)))
+    assert batch.x_1.shape == (5 * num_edges, 1)
+    assert torch.equal(batch.y, dataset.y[:5])
+    assert batch.num_simplices(1) == 5 * num_edges
+    assert torch.equal(batch.simplex_batch(1),
+                       torch.arange(5).repeat_interleave(num_edges))
+    subset = dataset.shuffle()[:7]
+    assert torch.equal(subset.x_1,
+                       torch.stack([subset[i].x_1 for i in range(7)]))
+
+
+def test_bad_arguments(tmp_path):
+    with pytest.raises(ValueError, match="'split'"):
+        _dataset(tmp_path, split="val")
+    with pytest.raises(ValueError, match="'orientation'"):
+        _dataset(tmp_path, orientation="flipped")
+
+
+def test_interrupted_processing_leaves_no_trusted_file(tmp_path, monkeypatch):
+    real_save = torch.save
+
+    def interrupted(obj, f, *args, **kwargs):
+        f.write(b"partial")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(torch, "save", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        _dataset(tmp_path, split="test", num_test=10)
+    processed = tmp_path / "processed"
+    assert not any(p.suffix == ".pt" for p in processed.iterdir())
+    monkeypatch.setattr(torch, "save", real_save)
+    dataset = _dataset(tmp_path, split="test", num_test=10)
+    assert len(dataset) == 10
+
+
+def test_progress_bar(tmp_path, capfd):
+    SyntheticFlowDataset(str(tmp_path), split="test", num_test=6, log=True)
+    assert "Sampling trajectories" in capfd.readouterr().err

@@ -1,10 +1,18 @@
 """The co-authorship (citation) complex of Ebli et al. (2020)."""
 import math
-from typing import List, Tuple
+from typing import Callable, List, Optional, Tuple
 
 import numpy as np
+import torch
+from torch import Tensor
 
-from torch_geometric_san.datasets.io import load_npy
+from torch_geometric_san.data import SimplicialComplexData
+from torch_geometric_san.datasets.base import SharedComplexDataset
+from torch_geometric_san.datasets.io import (
+    check_sha256,
+    fetch_raw_file,
+    load_npy,
+)
 
 MAX_ORDER = 10
 
@@ -83,6 +91,13 @@ def citation_simplices(
     return arrays, counts, author_ids
 
 
+def _check_missing_rate(missing_rate: float) -> None:
+    if not isinstance(missing_rate, (int, float)) or not (
+            0.0 < missing_rate < 1.0):
+        raise ValueError(f"'missing_rate' must be a fraction in (0, 1) "
+                         f"(e.g. 0.3 for 30 %), got {missing_rate!r}")
+
+
 def imputation_masks(
     num_simplices: int,
     missing_rate: float,
@@ -101,9 +116,7 @@ def imputation_masks(
         numpy.ndarray: Boolean, shape :obj:`[num_masks, num_simplices]`,
         :obj:`True` where the value is hidden.
     """
-    if not 0.0 < missing_rate < 1.0:
-        raise ValueError(f"'missing_rate' must be a fraction in (0, 1) "
-                         f"(e.g. 0.3 for 30 %), got {missing_rate}")
+    _check_missing_rate(missing_rate)
     # Rounding first keeps e.g. 0.1 * 5000 = 500.00000000000006 at 500.
     num_hidden = math.ceil(round(missing_rate * num_simplices, 6))
     hidden = np.zeros((num_masks, num_simplices), dtype=bool)
@@ -111,3 +124,141 @@ def imputation_masks(
         perm = np.random.default_rng([seed, m]).permutation(num_simplices)
         hidden[m, perm[:num_hidden]] = True
     return hidden
+
+
+class CitationComplexDataset(SharedComplexDataset):
+    r"""The co-authorship complex with citation counts of Ebli et al.,
+    "Simplicial Neural Networks" (TDA & Beyond workshop, NeurIPS 2020), for
+    missing-data imputation on the :math:`k`-simplices as in the SAN paper.
+
+    A :math:`k`-simplex is a paper's set of :math:`k + 1` co-authors (and
+    all its subsets); its value is the number of citations. The complex is
+    the one of the published files (350 250 papers of the Semantic Scholar
+    corpus), with :math:`N_k = 352, 1474, 3285, 5019, 5559, 4547` for
+    :math:`k = 0, \ldots, 5`. For :obj:`order` :math:`k` it holds the
+    simplices of orders :math:`0, \ldots, k + 1`, so that the Laplacians of
+    order :math:`k` are complete. The raw simplices are closed under faces
+    (this is checked, not repaired), vertex :math:`v` is the author of the
+    :math:`v`-th 0-simplex (:attr:`author_ids`), and row :math:`i` of
+    :obj:`simplices_k` is the simplex of raw index :math:`i` (in the
+    published files that is also the lexicographic order).
+
+    The dataset has :obj:`num_masks` items that share this complex: item
+    :math:`m` hides :math:`\lceil r N_k \rceil` random :math:`k`-simplices
+    (:func:`imputation_masks`, seeded by :obj:`(seed, m)`) and holds
+
+    * :obj:`x_<k>` (:obj:`[N_k, 1]`): the citation counts, the hidden ones
+      replaced by the median of the known ones;
+    * :obj:`y` (:obj:`[N_k, 1]`): the true counts (shared by all items);
+    * :obj:`train_mask` (:obj:`[N_k]`): the known simplices (train on these);
+    * :obj:`test_mask` (:obj:`[N_k]`): the hidden ones (evaluate on these).
+
+    The raw files are downloaded from :attr:`urls` (or taken from
+    :obj:`root/raw`) and checked against :attr:`sha256`; they are pickled
+    NumPy arrays, read by a restricted unpickler
+    (:func:`~torch_geometric_san.datasets.io.load_npy`).
+
+    Source and license: the files of
+    https://github.com/stefaniaebli/simplicial_neural_networks (code: MIT
+    license); the data derive from the Semantic Scholar Open Research Corpus
+    (ODC-BY 1.0 license), for non-commercial research use as stated there.
+
+    Args:
+        root (str): Root directory; the raw files live in :obj:`root/raw`.
+        order (int, optional): The order :math:`k` of the imputed simplices,
+            0 to 5. (default: :obj:`0`)
+        missing_rate (float, optional): Fraction of hidden simplices, in
+            :math:`(0, 1)`; the paper uses 0.1 to 0.5. (default: :obj:`0.3`)
+        num_masks (int, optional): Number of masks (items).
+            (default: :obj:`10`)
+        seed (int, optional): Seed of the masks. (default: :obj:`0`)
+        transform (callable, optional): Applied to each item on access.
+        log (bool, optional): Print progress. (default: :obj:`True`)
+        force_reload (bool, optional): Re-process. (default: :obj:`False`)
+    """
+    urls = {
+        "150250_simplices.npy":
+        "https://github.com/stefaniaebli/simplicial_neural_networks/raw/main/"
+        "data/s2_3_collaboration_complex/150250_simplices.npy",
+        "150250_cochains.npy":
+        "https://github.com/stefaniaebli/simplicial_neural_networks/raw/main/"
+        "data/s2_3_collaboration_complex/150250_cochains.npy",
+    }
+    sha256 = {
+        "150250_simplices.npy":
+        "0777e3bff7d5d2b9226ed5bb786db852006680354575eb5b30251ff9abb14121",
+        "150250_cochains.npy":
+        "d583d5ec7a151d819081d481394f46e345bb5a6d119650f339360605ca37f516",
+    }
+    max_imputation_order = 5
+
+    def __init__(
+        self,
+        root: str,
+        order: int = 0,
+        missing_rate: float = 0.3,
+        num_masks: int = 10,
+        seed: int = 0,
+        transform: Optional[Callable] = None,
+        log: bool = True,
+        force_reload: bool = False,
+    ) -> None:
+        if not isinstance(order, int) or not (
+                0 <= order <= self.max_imputation_order):
+            raise ValueError(f"'order' must be an integer in 0.."
+                             f"{self.max_imputation_order}, got {order!r}")
+        if not isinstance(num_masks, int) or num_masks < 1:
+            raise ValueError(f"'num_masks' must be a positive integer, got "
+                             f"{num_masks!r}")
+        self.order = order
+        self.missing_rate = missing_rate
+        self.num_masks = num_masks
+        self.seed = seed
+        _check_missing_rate(missing_rate)
+        super().__init__(root, transform, log=log, force_reload=force_reload)
+        counts = self._complex.y.view(-1).numpy()
+        hidden = imputation_masks(len(counts), missing_rate, num_masks, seed)
+        inputs = np.tile(counts, (num_masks, 1))
+        for m in range(num_masks):
+            inputs[m, hidden[m]] = np.median(counts[~hidden[m]])
+        self._items = {
+            f"x_{order}": torch.from_numpy(inputs).float().unsqueeze(-1),
+            "train_mask": torch.from_numpy(~hidden),
+            "test_mask": torch.from_numpy(hidden),
+        }
+
+    @property
+    def raw_file_names(self) -> List[str]:
+        return list(self.urls)
+
+    @property
+    def processed_file_names(self) -> List[str]:
+        return [f"citation_complex_order{self.order}.pt"]
+
+    def download(self) -> None:
+        for name, url in self.urls.items():
+            fetch_raw_file(url, self.raw_dir, name, self.sha256[name],
+                           log=self.log)
+
+    def process(self) -> None:
+        for name, path in zip(self.raw_file_names, self.raw_paths):
+            check_sha256(path, self.sha256[name],
+                         hint=f"(upstream: {self.urls[name]})")
+        simplices, cochains = read_citation_raw(*self.raw_paths)
+        arrays, counts, author_ids = citation_simplices(
+            simplices, cochains, self.order + 1)
+        # The constructor keeps the given (raw index) order within each
+        # order, and raises if a face is missing (close=False).
+        complex = SimplicialComplexData.from_simplices(
+            [torch.from_numpy(a) for a in arrays[1:]],
+            num_nodes=len(author_ids), y=torch.from_numpy(
+                counts[self.order]).float().view(-1, 1))
+        self.save_shared(self.processed_paths[0], complex, items={},
+                         extra={"author_ids": torch.from_numpy(author_ids)})
+
+    @property
+    def author_ids(self) -> Tensor:
+        r"""The raw author id of each vertex, shape :obj:`[N_0]`."""
+        return self._extra["author_ids"]
+
+

@@ -1,8 +1,16 @@
 """The ocean drifters dataset (Madagascar) of Schaub et al. (2020), in the
 protocol of Bodnar et al. (2021) followed by the SAN paper."""
-from typing import Dict, List, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
+import torch
+
+from torch_geometric_san.data import SimplicialComplexData
+from torch_geometric_san.datasets.io import check_sha256, fetch_raw_file
+from torch_geometric_san.datasets.trajectory import (
+    ORIENTATIONS,
+    TrajectoryDataset,
+)
 
 
 def _import_h5py():
@@ -132,3 +140,94 @@ def train_test_mask(num_items: int, seed: int,
     mask = np.array([1] * num_train + [0] * (num_items - num_train))
     np.random.RandomState(seed).shuffle(mask)
     return mask.astype(bool)
+
+
+class OceanDriftersDataset(TrajectoryDataset):
+    r"""Ocean drifter trajectories around Madagascar (Schaub et al.,
+    "Random walks on simplicial complexes and the normalized Hodge
+    1-Laplacian", SIAM Review 2020), in the protocol of Bodnar et al. (ICML
+    2021) followed by the SAN paper: 200 trajectories (160 train / 40 test)
+    on a complex of 133 vertices (hexagon centres), 320 edges and 186
+    triangles, labelled clockwise (0) or counter-clockwise (1) around the
+    island.
+
+    The raw file ``dataBuoys.jld2`` is downloaded from :attr:`url` (or taken
+    from :obj:`root/raw` if present) and checked against :attr:`sha256`.
+    Processing (:func:`drifter_protocol`): strip back-and-forth steps, keep
+    paths with at least 5 vertices, drop the final vertex of a path that
+    returns to its start, label by :func:`clockwise_label`, split 80/20 with
+    :func:`train_test_mask` (:obj:`seed=1`, the default, gives the split of
+    the published code). Each item's input is its edge flow :obj:`x_1`
+    (:func:`~torch_geometric_san.datasets.trajectory.path_to_flow`), its
+    target :obj:`y`. Reading the raw file needs :obj:`h5py` (the
+    ``datasets`` extra). See
+    :class:`~torch_geometric_san.datasets.trajectory.TrajectoryDataset` for
+    :obj:`orientation` (with :obj:`"random"`, the signs are drawn from
+    :obj:`seed` and the split).
+
+    Source and license: the data file of the SCoNe repository
+    (https://github.com/nglaze00/SCoNe_GCN, MIT license, Copyright (c) 2020
+    Nicholas Glaze), derived from the NOAA Global Drifter Program.
+
+    Args:
+        root (str): Root directory; the raw file lives in :obj:`root/raw`.
+        split (str, optional): :obj:`"train"` or :obj:`"test"`.
+        orientation (str, optional): :obj:`"default"` or :obj:`"random"`.
+        seed (int, optional): Seed of the train/test split and of the random
+            orientation. (default: :obj:`1`)
+        transform (callable, optional): Applied to each item on access.
+        log (bool, optional): Print progress. (default: :obj:`True`)
+        force_reload (bool, optional): Re-process. (default: :obj:`False`)
+    """
+    url = ("https://github.com/nglaze00/SCoNe_GCN/raw/master/"
+           "ocean_drifters_data/dataBuoys.jld2")
+    sha256 = "4b312f54fb451d989629b5330cd4633c61f23dc90ea7e1bff6e6fb00a3ed5caa"
+
+    def __init__(
+        self,
+        root: str,
+        split: str = "train",
+        orientation: str = "default",
+        seed: int = 1,
+        transform: Optional[Callable] = None,
+        log: bool = True,
+        force_reload: bool = False,
+    ) -> None:
+        self.split = self._check_choice("split", split, ("train", "test"))
+        self.orientation = self._check_choice("orientation", orientation,
+                                              ORIENTATIONS)
+        self.seed = seed
+        super().__init__(root, transform, log=log, force_reload=force_reload)
+
+    @property
+    def raw_file_names(self) -> List[str]:
+        return ["dataBuoys.jld2"]
+
+    @property
+    def processed_file_names(self) -> List[str]:
+        return [f"ocean_drifters_{self.split}_{self.orientation}_"
+                f"seed{self.seed}.pt"]
+
+    def download(self) -> None:
+        fetch_raw_file(self.url, self.raw_dir, self.raw_file_names[0],
+                       self.sha256, log=self.log)
+
+    def process(self) -> None:
+        check_sha256(self.raw_paths[0], self.sha256,
+                     hint=f"(upstream: {self.url})")
+        raw = read_drifter_raw(self.raw_paths[0])
+        # Edges and triangles keep the raw file's order.
+        complex = SimplicialComplexData.from_simplices(
+            [torch.from_numpy(raw["edges"]),
+             torch.from_numpy(raw["triangles"])],
+            num_nodes=len(raw["pos"]),
+            pos=torch.from_numpy(raw["pos"]).float())
+        paths, labels = drifter_protocol(raw["paths"], raw["pos"])
+        train = train_test_mask(len(paths), self.seed)
+        keep = train if self.split == "train" else ~train
+        orientation_seed = np.random.SeedSequence(self.seed).spawn(2)[
+            0 if self.split == "train" else 1]
+        self.save_trajectories(
+            self.processed_paths[0], complex,
+            [p for p, k in zip(paths, keep) if k], labels[keep],
+            np.random.default_rng(orientation_seed))

@@ -1,8 +1,23 @@
-"""Helpers shared by the trajectory datasets: edge flows of vertex paths and
-random re-orientations."""
-import numpy as np
+"""The trajectory datasets' common part: edge flows of vertex paths, random
+re-orientations and :class:`TrajectoryDataset`."""
+from typing import Sequence, Tuple
 
-__all__ = ["path_to_flow", "random_orientation"]
+import numpy as np
+import torch
+from torch import Tensor
+from tqdm import tqdm
+
+from torch_geometric_san.data import SimplicialComplexData
+from torch_geometric_san.datasets.base import SharedComplexDataset
+
+__all__ = [
+    "path_to_flow",
+    "random_orientation",
+    "reorient_edges",
+    "TrajectoryDataset",
+]
+
+ORIENTATIONS = ("default", "random")
 
 
 def path_to_flow(path: np.ndarray, edges: np.ndarray) -> np.ndarray:
@@ -64,3 +79,107 @@ def random_orientation(num_simplices: int,
         :obj:`[num_simplices]`, dtype int64.
     """
     return rng.integers(0, 2, size=num_simplices) * 2 - 1
+
+
+def reorient_edges(complex: SimplicialComplexData,
+                   signs: Tensor) -> SimplicialComplexData:
+    r"""Returns :obj:`complex` with the reference orientation of edge
+    :math:`e` multiplied by :obj:`signs[e]`.
+
+    The new complex is built by
+    :meth:`~torch_geometric_san.data.SimplicialComplexData.from_incidence`
+    from :math:`\mathbf{B}_1 \mathbf{S}` and :math:`\mathbf{S}
+    \mathbf{B}_2` (:math:`\mathbf{S} = \mathrm{diag}(s)`, higher
+    boundaries unchanged), so all its operators follow; its order-1
+    Laplacians are :math:`\mathbf{S} \mathbf{L} \mathbf{S}`. Simplex order
+    and vertex ids (:obj:`simplices_k`, ascending) are unchanged, and
+    :obj:`pos` is kept. Features are not carried over.
+
+    Args:
+        complex (SimplicialComplexData): A complex of order at least 1.
+        signs (torch.Tensor): :math:`\pm 1` per edge, shape :obj:`[N_1]`.
+    """
+    num_edges = complex.num_simplices(1)
+    if signs.shape != (num_edges, ) or not bool((signs.abs() == 1).all()):
+        raise ValueError(f"'signs' must hold +1 or -1 for each of the "
+                         f"{num_edges} edges")
+    incidence = []
+    for k in range(1, complex.order + 1):
+        index, weight = complex.boundary(k)
+        if k in (1, 2):  # B_1 S flips columns, S B_2 flips rows
+            weight = weight * signs[index[1 if k == 1 else 0]].to(weight.dtype)
+        incidence.append(torch.sparse_coo_tensor(
+            index, weight,
+            (complex.num_simplices(k - 1), complex.num_simplices(k))))
+    extra = {"pos": complex.pos} if "pos" in complex else {}
+    return SimplicialComplexData.from_incidence(
+        incidence, num_nodes=complex.num_simplices(0),
+        dtype=complex.boundary_weight_1.dtype, **extra)
+
+
+class TrajectoryDataset(SharedComplexDataset):
+    r"""Base class of the trajectory classification datasets: each item is
+    the edge flow :obj:`x_1` (shape :obj:`[N_1, 1]`) of one trajectory on the
+    shared 2-complex, with its class :obj:`y` (shape :obj:`[1]`).
+
+    :obj:`orientation` selects the reference orientation of the edges of a
+    split. :obj:`"default"`: every edge points from its lower to its higher
+    vertex id. :obj:`"random"`: a seeded random set of edges (each with
+    probability 1/2) has its orientation flipped, one draw for the whole
+    split, recorded as :attr:`edge_orientation` (:math:`s_e = -1` for a
+    flipped edge). Flipping edge :math:`e` negates its flow value
+    :math:`x_1[e]`, column :math:`e` of :math:`B_1` and row :math:`e` of
+    :math:`B_2`, so every order-1 Laplacian becomes :math:`S L S` with
+    :math:`S = \mathrm{diag}(s)`; the complex of that split carries these
+    operators (vertex ids in :obj:`simplices_1` stay ascending). Bodnar et
+    al. draw one orientation per trajectory; one per split keeps one shared
+    complex, so all items can also be fed at once as :obj:`[B, N_1, 1]`.
+    """
+    @staticmethod
+    def _check_choice(name: str, value: str, choices: Tuple[str, ...]) -> str:
+        if value not in choices:
+            raise ValueError(f"'{name}' must be one of {list(choices)}, got "
+                             f"{value!r}")
+        return value
+
+    def save_trajectories(
+        self,
+        path: str,
+        complex: SimplicialComplexData,
+        paths: Sequence[np.ndarray],
+        labels: np.ndarray,
+        orientation_rng: np.random.Generator,
+    ) -> None:
+        r"""Computes the edge flows of :obj:`paths`, applies
+        :obj:`self.orientation` and saves the split to :obj:`path`."""
+        edges = complex.simplices_1.numpy()
+        flows = np.stack([
+            path_to_flow(p, edges)
+            for p in tqdm(paths, desc="Edge flows", disable=not self.log)
+        ])
+        signs = np.ones(len(edges), dtype=np.int64)
+        if self.orientation == "random":
+            signs = random_orientation(len(edges), orientation_rng)
+            complex = reorient_edges(complex, torch.from_numpy(signs))
+        flows = flows * signs
+        self.save_shared(
+            path, complex, items={
+                "x_1": torch.from_numpy(flows).float().unsqueeze(-1),
+                "y": torch.as_tensor(labels, dtype=torch.long).view(-1, 1),
+            }, extra={"edge_orientation": torch.from_numpy(signs)})
+
+    @property
+    def x_1(self) -> Tensor:
+        r"""The edge flows of all items, shape :obj:`[num_items, N_1, 1]`."""
+        return self.stacked("x_1")
+
+    @property
+    def y(self) -> Tensor:
+        r"""The labels of all items, shape :obj:`[num_items]`."""
+        return self.stacked("y").view(-1)
+
+    @property
+    def edge_orientation(self) -> Tensor:
+        r"""The orientation of each edge relative to the default one
+        (:math:`+1` kept, :math:`-1` flipped), shape :obj:`[N_1]`."""
+        return self._extra["edge_orientation"]

@@ -1,0 +1,103 @@
+"""An :class:`~torch_geometric.data.InMemoryDataset` whose items share one
+simplicial complex."""
+import copy
+from typing import Any, Callable, Dict, Optional, Union
+
+import torch
+from torch import Tensor
+from torch_geometric.data import InMemoryDataset
+
+from torch_geometric_san.data import SimplicialComplexData
+from torch_geometric_san.datasets.io import atomic_torch_save
+
+
+class SharedComplexDataset(InMemoryDataset):
+    r"""Base class of datasets whose items are signals on one shared
+    :class:`~torch_geometric_san.data.SimplicialComplexData`.
+
+    The processed file holds the complex once plus the per-item attributes
+    stacked along a leading item dimension (e.g. :obj:`x_1` of shape
+    :obj:`[num_items, N_1, 1]`). Indexing returns a complete data object: a
+    shallow copy of the complex (its tensors are shared, not copied) with the
+    item's attributes set, so items batch with
+    :class:`torch_geometric.loader.DataLoader` like any other data objects.
+    Alternatively, :attr:`complex` and the stacked attributes (e.g.
+    :obj:`dataset.x_1`) feed all items at once as a :obj:`[B, N_k, F]` signal
+    on one complex.
+
+    Subclasses implement :meth:`process` and save with :meth:`save_shared`.
+    :obj:`pre_transform` and :obj:`pre_filter` are not supported: they would
+    act on items one by one and break the sharing.
+    """
+    def __init__(
+        self,
+        root: Optional[str] = None,
+        transform: Optional[Callable] = None,
+        log: bool = True,
+        force_reload: bool = False,
+    ) -> None:
+        super().__init__(root, transform, log=log, force_reload=force_reload)
+        out = torch.load(self.processed_paths[0], weights_only=True)
+        self._complex = SimplicialComplexData.from_dict(out["complex"])
+        self._items: Dict[str, Tensor] = out["items"]
+        self._extra: Dict[str, Any] = out.get("extra", {})
+
+    @staticmethod
+    def save_shared(
+        path: str,
+        complex: SimplicialComplexData,
+        items: Dict[str, Tensor],
+        extra: Optional[Dict[str, Any]] = None,
+    ) -> None:
+        r"""Atomically saves the shared :obj:`complex`, the per-item tensors
+        :obj:`items` (all with the same leading dimension) and
+        :obj:`extra` (tensors, numbers, strings) to :obj:`path`."""
+        sizes = {key: value.size(0) for key, value in items.items()}
+        if len(set(sizes.values())) > 1:
+            raise ValueError(f"Per-item tensors differ in their number of "
+                             f"items: {sizes}")
+        atomic_torch_save(
+            {
+                "complex": complex.to_dict(),
+                "items": items,
+                "extra": extra or {}
+            }, path)
+
+    def len(self) -> int:
+        return next(iter(self._items.values())).size(0)
+
+    def get(self, idx: int) -> SimplicialComplexData:
+        data = copy.copy(self._complex)
+        for key, value in self._items.items():
+            data[key] = value[idx]
+        return data
+
+    @property
+    def complex(self) -> SimplicialComplexData:
+        r"""The complex shared by all items, without per-item attributes (a
+        shallow copy: its tensors are the dataset's, do not modify them in
+        place)."""
+        return copy.copy(self._complex)
+
+    def stacked(self, key: str) -> Tensor:
+        r"""The per-item attribute :obj:`key` of all items of this dataset
+        (or of the subset it references), stacked along dimension 0."""
+        value = self._items[key]
+        if self._indices is None:
+            return value
+        return value[torch.as_tensor(self.indices(), dtype=torch.long)]
+
+    @property
+    def num_classes(self) -> int:
+        y = self._items.get("y")
+        if y is None or y.is_floating_point():
+            raise AttributeError(f"{self.__class__.__name__} has no class "
+                                 f"labels")
+        return int(y.max()) + 1
+
+    def to(self, device: Union[int, str, torch.device]) -> "SharedComplexDataset":
+        r"""Moves the shared complex and the per-item tensors to
+        :obj:`device`."""
+        self._complex = self._complex.to(device)
+        self._items = {k: v.to(device) for k, v in self._items.items()}
+        return self
