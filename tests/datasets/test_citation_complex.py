@@ -194,6 +194,11 @@ def test_small_files_through_the_dataset(small_root):
     assert int(dataset[0].test_mask.sum()) == 2
 
 
+def test_progress_bar(small_root, capfd):
+    CitationComplexDataset(small_root, order=0, log=True)
+    assert "Reading simplices" in capfd.readouterr().err
+
+
 def test_small_files_order_out_of_range(small_root):
     with pytest.raises(ValueError, match="orders up to 2"):
         CitationComplexDataset(small_root, order=2, log=False)

@@ -240,3 +240,9 @@ def test_interrupted_processing_leaves_no_trusted_file(tmp_path, monkeypatch):
 def test_progress_bar(tmp_path, capfd):
     SyntheticFlowDataset(str(tmp_path), split="test", num_test=6, log=True)
     assert "Sampling trajectories" in capfd.readouterr().err
+
+
+def test_to_device(tmp_path):
+    dataset = _dataset(tmp_path, split="test", num_test=4)
+    assert dataset.to("cpu") is dataset
+    assert dataset[0].x_1.device.type == "cpu"

@@ -1,9 +1,12 @@
 import numpy as np
 import pytest
+import torch
 
+from torch_geometric_san.data import SimplicialComplexData
 from torch_geometric_san.datasets.trajectory import (
     path_to_flow,
     random_orientation,
+    reorient_edges,
 )
 
 EDGES = np.array([[0, 1], [0, 2], [1, 2], [2, 3]])
@@ -49,3 +52,34 @@ def test_random_orientation_is_seeded():
     assert not np.array_equal(a, c)
     assert set(np.unique(a)) == {-1, 1}
     assert 400 < (a == -1).sum() < 600
+
+
+def test_reorient_edges(dense):
+    complex = SimplicialComplexData.from_simplices(
+        [[0, 1, 2], [1, 2, 3], [2, 3, 4]], close=True,
+        pos=torch.rand(5, 2))
+    n0, n1, n2 = (complex.num_simplices(k) for k in range(3))
+    signs = torch.tensor([1, -1, -1, 1, 1, -1, 1])
+    flipped = reorient_edges(complex, signs)
+    s = torch.diag(signs.double())
+    assert torch.equal(flipped.simplices_1, complex.simplices_1)
+    assert torch.equal(flipped.simplices_2, complex.simplices_2)
+    assert torch.equal(flipped.pos, complex.pos)
+    assert torch.equal(dense(*flipped.boundary(1), (n0, n1)),
+                       dense(*complex.boundary(1), (n0, n1)) @ s)
+    assert torch.equal(dense(*flipped.boundary(2), (n1, n2)),
+                       s @ dense(*complex.boundary(2), (n1, n2)))
+    for op in ("down_laplacian", "up_laplacian", "hodge_laplacian"):
+        assert torch.allclose(dense(*getattr(flipped, op)(1), (n1, n1)),
+                              s @ dense(*getattr(complex, op)(1),
+                                        (n1, n1)) @ s)
+    # vertex and triangle operators do not change
+    for k, n in ((0, n0), (2, n2)):
+        assert torch.allclose(dense(*flipped.hodge_laplacian(k), (n, n)),
+                              dense(*complex.hodge_laplacian(k), (n, n)))
+    with pytest.raises(ValueError, match="for each of the 7 edges"):
+        reorient_edges(complex, torch.ones(6))
+    with pytest.raises(ValueError, match=r"\+1 or -1"):
+        reorient_edges(complex, torch.zeros(7))
+    with pytest.raises(TypeError, match="tensor"):
+        reorient_edges(complex, np.ones(7))

@@ -59,7 +59,7 @@ def test_plot_complex_arrows(data):
     np.testing.assert_allclose(quiver.Y, [0.0, 1.0, 1.0])
     np.testing.assert_allclose(quiver.U, [1.0, 1.0, 2.0])
     np.testing.assert_allclose(quiver.V, [0.0, -1.0, 0.0])
-    np.testing.assert_allclose(quiver.get_array(), [1.0, -2.0, 0.5])
+    np.testing.assert_allclose(quiver.get_array(), [1.0, 2.0, 0.5])
     assert len(fig.axes) == 2  # colour bar
 
 

@@ -28,6 +28,12 @@ class SharedComplexDataset(InMemoryDataset):
     Subclasses implement :meth:`process` and save with :meth:`save_shared`.
     :obj:`pre_transform` and :obj:`pre_filter` are not supported: they would
     act on items one by one and break the sharing.
+
+    Args:
+        root (str): Root directory of the dataset.
+        transform (callable, optional): Applied to each item on access.
+        log (bool, optional): Print progress. (default: :obj:`True`)
+        force_reload (bool, optional): Re-process. (default: :obj:`False`)
     """
     def __init__(
         self,
@@ -89,11 +95,11 @@ class SharedComplexDataset(InMemoryDataset):
 
     @property
     def num_classes(self) -> int:
-        y = self._items.get("y")
-        if y is None or y.is_floating_point():
-            raise AttributeError(f"{self.__class__.__name__} has no class "
-                                 f"labels")
-        return int(y.max()) + 1
+        r"""Inferred from :obj:`y` by PyG's rule (number of classes for
+        integer labels)."""
+        y = (self.stacked("y").view(-1) if "y" in self._items else
+             self._complex.get("y"))
+        return self._infer_num_classes(y)
 
     def to(self, device: Union[int, str, torch.device]) -> "SharedComplexDataset":
         r"""Moves the shared complex and the per-item tensors to

@@ -5,6 +5,7 @@ from typing import Callable, List, Optional, Tuple
 import numpy as np
 import torch
 from torch import Tensor
+from tqdm import tqdm
 
 from torch_geometric_san.data import SimplicialComplexData
 from torch_geometric_san.datasets.base import SharedComplexDataset
@@ -55,12 +56,14 @@ def citation_simplices(
     simplices: List[dict],
     cochains: List[dict],
     max_order: int,
+    progress: bool = False,
 ) -> Tuple[List[np.ndarray], List[np.ndarray], np.ndarray]:
     r"""Turns the raw dicts of orders :math:`0..` :obj:`max_order` into
     arrays, in the raw files' index order.
 
     Authors are renumbered by the index of their 0-simplex, so vertex
-    :math:`v` is the author of the :math:`v`-th 0-simplex.
+    :math:`v` is the author of the :math:`v`-th 0-simplex. :obj:`progress`
+    shows a progress bar over the orders.
 
     Returns:
         (list, list, numpy.ndarray): Per order :math:`k`, the
@@ -76,7 +79,8 @@ def citation_simplices(
         (author_ids[i], ) = key
     vertex_of = {int(a): v for v, a in enumerate(author_ids)}
     arrays, counts = [], []
-    for k in range(max_order + 1):
+    for k in tqdm(range(max_order + 1), desc="Reading simplices",
+                  disable=not progress):
         array = np.empty((len(simplices[k]), k + 1), dtype=np.int64)
         count = np.empty(len(simplices[k]), dtype=np.float64)
         for key, i in simplices[k].items():
@@ -246,7 +250,7 @@ class CitationComplexDataset(SharedComplexDataset):
                          hint=f"(upstream: {self.urls[name]})")
         simplices, cochains = read_citation_raw(*self.raw_paths)
         arrays, counts, author_ids = citation_simplices(
-            simplices, cochains, self.order + 1)
+            simplices, cochains, self.order + 1, progress=self.log)
         # The constructor keeps the given (raw index) order within each
         # order, and raises if a face is missing (close=False).
         complex = SimplicialComplexData.from_simplices(

@@ -165,12 +165,23 @@ class SyntheticFlowDataset(TrajectoryDataset):
 
     Example:
         >>> import tempfile
-        >>> dataset = SyntheticFlowDataset(tempfile.mkdtemp(), split="test",
-        ...                                num_test=4, log=False)
+        >>> from torch_geometric.loader import DataLoader
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> dataset = SyntheticFlowDataset(tmp.name, split="test", num_test=4,
+        ...                                log=False)
         >>> len(dataset), dataset.num_classes
         (4, 2)
-        >>> dataset[0].x_1.shape == (dataset.complex.num_simplices(1), 1)
+        >>> num_edges = dataset.complex.num_simplices(1)
+        >>> dataset[0].x_1.shape == (num_edges, 1)
         True
+        >>> # Path 1: items batch into one block-diagonal complex.
+        >>> batch = next(iter(DataLoader(dataset, batch_size=4)))
+        >>> batch.x_1.shape == (4 * num_edges, 1), batch.y.shape
+        (True, torch.Size([4]))
+        >>> # Path 2: all signals at once on the shared complex.
+        >>> dataset.x_1.shape == (4, num_edges, 1), dataset.y.shape
+        (True, torch.Size([4]))
+        >>> tmp.cleanup()
     """
     def __init__(
         self,

@@ -99,6 +99,9 @@ def reorient_edges(complex: SimplicialComplexData,
         complex (SimplicialComplexData): A complex of order at least 1.
         signs (torch.Tensor): :math:`\pm 1` per edge, shape :obj:`[N_1]`.
     """
+    if not isinstance(signs, Tensor):
+        raise TypeError(f"'signs' must be a tensor, not "
+                        f"{type(signs).__name__}")
     num_edges = complex.num_simplices(1)
     if signs.shape != (num_edges, ) or not bool((signs.abs() == 1).all()):
         raise ValueError(f"'signs' must hold +1 or -1 for each of the "

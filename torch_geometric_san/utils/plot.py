@@ -42,7 +42,7 @@ def plot_complex(
     attention_order: int = 1,
     ax: Any = None,
     signal_style: str = "arrows",
-    cmap: str = "coolwarm",
+    cmap: Optional[str] = None,
     triangle_color: str = "#c6dbef",
     edge_color: str = "#9e9e9e",
     attention_color: str = "#2ca02c",
@@ -58,7 +58,7 @@ def plot_complex(
     edge signal is drawn either as arrows (:obj:`signal_style="arrows"`: each
     edge with a non-zero value gets an arrow along its reference orientation,
     lower to higher vertex id, if the value is positive and against it if
-    negative, coloured by the value) or as line widths
+    negative, coloured by the absolute value) or as line widths
     (:obj:`signal_style="widths"`: width proportional to the absolute value,
     colour by the signed value). Attention weights over pairs of
     :obj:`attention_order`-simplices (e.g. the coefficients returned by
@@ -84,7 +84,8 @@ def plot_complex(
         ax (matplotlib.axes.Axes, optional): Axes to draw into; a new figure
             is created when omitted.
         signal_style (str, optional): :obj:`"arrows"` or :obj:`"widths"`.
-        cmap (str, optional): Colour map of the edge signal.
+        cmap (str, optional): Colour map of the edge signal. (default:
+            :obj:`"plasma_r"` for arrows, :obj:`"coolwarm"` for widths)
         triangle_color, edge_color, attention_color (str, optional): Colours.
         node_size (float, optional): Marker size of the vertices.
         colorbar (bool, optional): Adds a colour bar for the edge signal.
@@ -139,26 +140,29 @@ def plot_complex(
                              f"([{len(edges)}] or [{len(edges)}, 1]), got "
                              f"{list(signal.shape)}")
         vmax = max(np.abs(signal).max(initial=0.0), 1e-12)
-        norm = Normalize(-vmax, vmax)
         active = np.flatnonzero(signal)
         if signal_style == "arrows":
-            src = np.where(signal[active] > 0, edges[active, 0],
-                           edges[active, 1])
-            dst = np.where(signal[active] > 0, edges[active, 1],
-                           edges[active, 0])
+            forward = signal[active] > 0
+            src = np.where(forward, edges[active, 0], edges[active, 1])
+            dst = np.where(forward, edges[active, 1], edges[active, 0])
             delta = pos[dst] - pos[src]
             mappable = ax.quiver(pos[src, 0], pos[src, 1], delta[:, 0],
-                                 delta[:, 1], signal[active], cmap=cmap,
-                                 norm=norm, angles="xy", scale_units="xy",
-                                 scale=1, width=0.005, zorder=3)
+                                 delta[:, 1], np.abs(signal[active]),
+                                 cmap=cmap or "plasma_r",
+                                 norm=Normalize(0.0, vmax), angles="xy",
+                                 scale_units="xy", scale=1, width=0.005,
+                                 zorder=3)
+            label = "|edge signal|"
         else:
             mappable = LineCollection(
-                pos[edges[active]], array=signal[active], cmap=cmap,
-                norm=norm, linewidths=0.5 + 3.5 * np.abs(signal[active]) /
-                vmax, zorder=3)
+                pos[edges[active]], array=signal[active],
+                cmap=cmap or "coolwarm", norm=Normalize(-vmax, vmax),
+                linewidths=0.5 + 3.5 * np.abs(signal[active]) / vmax,
+                zorder=3)
             ax.add_collection(mappable)
+            label = "edge signal"
         if colorbar:
-            fig.colorbar(mappable, ax=ax, shrink=0.7, label="edge signal")
+            fig.colorbar(mappable, ax=ax, shrink=0.7, label=label)
 
     if attention is not None:
         index, weight = attention
