@@ -28,7 +28,6 @@ from typing import Dict, Optional, Tuple, Union
 import torch
 from torch import Tensor
 
-from torch_geometric import EdgeIndex
 from torch_geometric.typing import SparseTensor
 from torch_geometric.utils import is_torch_sparse_tensor, to_edge_index
 
@@ -122,7 +121,6 @@ class SparseOperator:
         self.ptr = torch._convert_indices_from_coo_to_csr(index[1], num_nodes)
         self._transposed: Optional[Tuple[Tensor, Tensor, Tensor, Tensor]] = None
         self._expanded: Dict[int, 'SparseOperator'] = {1: self}
-        self._edge_index: Optional[EdgeIndex] = None
 
     def transposed(self) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
         r"""The compressed rows of the transpose, computed on first use:
@@ -173,16 +171,6 @@ class SparseOperator:
     def nnz(self) -> int:
         return self.index.size(1)
 
-    @property
-    def edge_index(self) -> EdgeIndex:
-        r"""The pattern as a target-sorted :class:`torch_geometric.EdgeIndex`,
-        which routes :meth:`MessagePassing.propagate` to the fused
-        :meth:`message_and_aggregate`."""
-        if self._edge_index is None:
-            self._edge_index = EdgeIndex(self.index, sort_order='col',
-                                         sparse_size=(self.num_nodes, self.num_nodes))
-        return self._edge_index
-
     def neighbourhood(self, self_loops: bool) -> 'SparseOperator':
         r"""The attention neighbourhood: the off-diagonal non-zero pattern,
         plus a self-loop on every simplex whose row has a non-zero entry if
@@ -223,10 +211,14 @@ class SparseOperator:
         value = torch.cat([-eps * self.weight, self.weight.new_ones(n)])
         return SparseOperator(*_coalesce(index, value, n), n)
 
+    @torch.compiler.disable
     def expand(self, groups: int) -> 'SparseOperator':
         r"""The block-diagonal operator of :obj:`groups` copies of the pattern
         (one per head and signal), so that one product applies a different set
-        of values to each group. Cached per number of groups."""
+        of values to each group (:obj:`groups=1`: this operator), with its
+        transpose ready. Cached per number of groups.
+
+        Runs eagerly under :func:`torch.compile` (index bookkeeping only)."""
         if groups not in self._expanded:
             n, nnz = self.num_nodes, self.nnz
             offset = torch.arange(groups, device=self.index.device)
@@ -241,7 +233,9 @@ class SparseOperator:
                               (t_perm.unsqueeze(0) + step).view(-1),
                               (t_perm_inv.unsqueeze(0) + step).view(-1))
             self._expanded[groups] = op
-        return self._expanded[groups]
+        op = self._expanded[groups]
+        op.transposed()
+        return op
 
     def _structure(self) -> Tuple[Tensor, ...]:
         return (self.ptr, self.index[0], *self.transposed())

@@ -5,7 +5,6 @@ import torch.nn.functional as F
 from torch import Tensor
 from torch.nn import ParameterDict
 
-from torch_geometric import EdgeIndex
 from torch_geometric.nn.conv import MessagePassing
 from torch_geometric.nn.dense.linear import Linear
 from torch_geometric.nn.inits import glorot, zeros
@@ -166,8 +165,6 @@ class SANConv(MessagePassing):
         >>> conv(x, index, weight, index, weight, index, weight / 4).shape
         torch.Size([4, 16])
     """
-    SUPPORTS_FUSED_EDGE_INDEX = True
-
     def __init__(
         self,
         in_channels: int,
@@ -392,6 +389,7 @@ class SANConv(MessagePassing):
             blocks['down'] = blocks['up']
         return blocks
 
+    @torch.compiler.disable
     def _operators(self, num_nodes, device, up_index, up_weight, down_index,
                    down_weight, hodge_index, hodge_weight) -> _Operators:
         branches = []
@@ -433,12 +431,18 @@ class SANConv(MessagePassing):
                 hops: Optional[int] = None) -> Tensor:
         # A (h_1 + A (h_2 + ... + A h_J)): J propagations with the same values;
         # with `hops`, the single tap is propagated `hops` times instead.
-        value = value.view(-1, 1)
         out = taps[-1]
         for p in range(len(taps) if hops is None else hops):
             h = out if p == 0 or hops is not None else taps[-1 - p] + out
-            out = self.propagate(op.edge_index, x=h, alpha=value, op=op)
+            out = self._propagate(op, h, value)
         return out
+
+    def _propagate(self, op: SparseOperator, x: Tensor, value: Tensor) -> Tensor:
+        # The fused sparse product, unless fusing is off or the layer is being
+        # explained: then PyG's gather/scatter path through `message()`.
+        if self.fuse and not self.explain:
+            return self.message_and_aggregate(op, x, value)
+        return self.propagate(op.index, x=x, alpha=value.view(-1, 1))
 
     def _fixed_branch(self, op: SparseOperator, taps: Tensor,
                       hops: Optional[int] = None) -> Tensor:
@@ -446,7 +450,7 @@ class SANConv(MessagePassing):
         B, N, J, H, C = taps.shape
         wide = taps.permute(2, 1, 0, 3, 4).reshape(J, N, B * H * C).unbind(0)
         assert op.weight is not None
-        out = self._horner(op, op.weight.to(taps.dtype), list(wide), hops)
+        out = self._horner(op.expand(1), op.weight.to(taps.dtype), list(wide), hops)
         return out.view(N, B, H, C).transpose(0, 1)
 
     def _attention_branch(self, branch: str, op: SparseOperator,
@@ -458,14 +462,15 @@ class SANConv(MessagePassing):
         op_g = op.expand(G)
         key = 'shared' if self.attention == 'shared' else branch
         if self.orientation_equivariant:
+            # e_ij = sign(L_ij) <a * h_i, h_j>, an SDDMM on the pattern.
             h = taps.permute(0, 3, 1, 2, 4).reshape(B, H, N, J * C)
             att = self.att[key].view(1, H, 1, J * C)
             assert op.weight is not None
             sign = op.weight.to(taps.dtype).repeat(G)
             score = sign * op_g.sddmm((h * att).view(G * N, J * C),
                                       h.reshape(G * N, J * C))
-            alpha = self.edge_updater(op_g.edge_index, alpha=None,
-                                      score=score.view(-1, 1))
+            alpha = self.edge_updater(op_g.index, size=(G * N, G * N),
+                                      alpha=None, score=score.view(-1, 1))
             alpha = alpha.view(-1)
             value = alpha * sign
         else:
@@ -474,7 +479,7 @@ class SANConv(MessagePassing):
             alpha_src = torch.einsum('bnjhc,hjc->bhn', taps, att_src)
             alpha_dst = torch.einsum('bnjhc,hjc->bhn', taps, att_dst)
             alpha = self.edge_updater(
-                op_g.edge_index, score=None,
+                op_g.index, size=(G * N, G * N), score=None,
                 alpha=(alpha_src.reshape(G * N, 1), alpha_dst.reshape(G * N, 1)))
             alpha = value = alpha.view(-1)
         block = taps.permute(2, 0, 3, 1, 4).reshape(J, G * N, C).unbind(0)
@@ -483,21 +488,23 @@ class SANConv(MessagePassing):
         return out.view(B, H, N, C).transpose(1, 2), alpha
 
     def edge_update(self, alpha_j: OptTensor, alpha_i: OptTensor,
-                    score: OptTensor, index: Tensor, ptr: OptTensor,
+                    score: OptTensor, index: Tensor,
                     dim_size: Optional[int]) -> Tensor:
         if score is None:
             assert alpha_j is not None and alpha_i is not None
             score = alpha_j + alpha_i
         alpha = F.leaky_relu(score, self.negative_slope)
-        alpha = softmax(alpha, index, ptr, dim_size)
+        # By index, not by the CSR pointer: the segment reductions behind the
+        # pointer path have no double backward.
+        alpha = softmax(alpha, index, num_nodes=dim_size)
         return F.dropout(alpha, p=self.dropout, training=self.training)
 
     def message(self, x_j: Tensor, alpha: Tensor) -> Tensor:
         return alpha * x_j
 
-    def message_and_aggregate(self, edge_index: EdgeIndex, x: Tensor,
-                              alpha: Tensor, op: SparseOperator) -> Tensor:
-        return op.matmul(alpha.view(-1), x)
+    def message_and_aggregate(self, edge_index: SparseOperator, x: Tensor,
+                              alpha: Tensor) -> Tensor:
+        return edge_index.matmul(alpha.view(-1), x)
 
     def __repr__(self) -> str:
         return (f'{self.__class__.__name__}({self.in_channels}, '

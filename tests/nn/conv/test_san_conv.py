@@ -1,0 +1,399 @@
+import pytest
+import torch
+
+from torch_geometric.loader import DataLoader
+from torch_geometric.nn import GATConv
+from torch_geometric.typing import WITH_TORCH_SPARSE, SparseTensor
+from torch_geometric.utils import scatter
+
+from torch_geometric_san.nn import SANConv, dense_san_conv
+
+CONFIGS = [
+    dict(),
+    dict(J_up=2, J_down=3, J_harmonic=2, heads=2),
+    dict(J_up=3, J_down=1, J_harmonic=5, eps=0.5, heads=3, concat=False),
+    dict(J_up=2, J_down=2, J_harmonic=None, add_self_loops=False),
+    dict(J_up=2, J_down=2, J_harmonic=1, attention='shared', heads=2),
+    dict(J_up=2, J_down=2, J_harmonic=2, attention=None),
+    dict(J_up=1, J_down=1, J_harmonic=None, attention=None, shared_weights=True),
+    dict(J_up=2, J_down=2, J_harmonic=3, orientation_equivariant=True, heads=2),
+    dict(J_up=0, J_down=2, J_harmonic=0, negative_slope=0.05),
+]
+
+
+def make_conv(in_channels=3, out_channels=4, **kwargs):
+    torch.manual_seed(12345)
+    return SANConv(in_channels, out_channels, **kwargs).double()
+
+
+@pytest.mark.parametrize('config', CONFIGS)
+@pytest.mark.parametrize('fuse', [True, False])
+def test_matches_dense_equations(kit, config, fuse):
+    data = kit.delaunay(14, seed=1)
+    x = torch.randn(data.num_simplices(1), 3, dtype=torch.float64)
+    conv = make_conv(**config)
+    conv.fuse = fuse  # False: PyG's gather/scatter path through message()
+    out = conv(x, *kit.operators(data, 1))
+    expected = dense_san_conv(conv, x, *kit.dense_operators(data, 1))
+    heads = conv.heads if conv.concat else 1
+    assert out.shape == (x.size(0), 4 * heads)
+    assert torch.allclose(out, expected, atol=1e-12)
+
+
+@pytest.mark.parametrize('k', [0, 1, 2, 3])
+def test_every_order(kit, k):
+    data = kit.clique(10, 0.7, seed=1)  # order 3: nodes have no down, tetrahedra no up
+    x = torch.randn(data.num_simplices(k), 3, dtype=torch.float64)
+    conv = make_conv(J_up=2, J_down=2, J_harmonic=3, heads=2)
+    out = conv(x, *kit.operators(data, k))
+    assert torch.allclose(out, dense_san_conv(conv, x, *kit.dense_operators(data, k)),
+                          atol=1e-12)
+
+
+def test_missing_operator_contributes_zero(kit):
+    data = kit.delaunay(10)
+    up_index, up_weight, _, _, hodge_index, hodge_weight = kit.operators(data, 0)
+    x = torch.randn(data.num_simplices(0), 3, dtype=torch.float64)
+    conv = make_conv(J_up=2, J_down=2, J_harmonic=2)
+    empty = torch.empty(2, 0, dtype=torch.long), torch.empty(0, dtype=torch.float64)
+    out_none = conv(x, up_index, up_weight, None, None, hodge_index, hodge_weight)
+    out_empty = conv(x, up_index, up_weight, *empty, hodge_index, hodge_weight)
+    no_down = make_conv(J_up=2, J_down=0, J_harmonic=2)
+    no_down.lin.weight.data.copy_(conv.lin.weight.data[torch.cat(
+        [torch.arange(8), torch.arange(16, 20)])])
+    no_down.att['up_src'].data.copy_(conv.att['up_src'].data)
+    no_down.att['up_dst'].data.copy_(conv.att['up_dst'].data)
+    expected = no_down(x, up_index, up_weight, hodge_index=hodge_index,
+                       hodge_weight=hodge_weight)
+    assert torch.allclose(out_none, expected)
+    assert torch.allclose(out_empty, expected)
+
+
+@pytest.mark.parametrize('add_self_loops', [True, False])
+def test_empty_neighbourhoods_give_zero_messages(kit, add_self_loops):
+    # No triangles at all: the upper Laplacian of the edges is [2, 0].
+    data = kit.delaunay(10, drop_triangles=10 ** 6)
+    assert data.num_simplices(2) == 0
+    up_index, up_weight, down_index, down_weight, *_ = kit.operators(data, 1)
+    assert up_index.shape == (2, 0)
+    x = torch.randn(data.num_simplices(1), 3, dtype=torch.float64)
+    conv = make_conv(J_up=2, J_down=1, J_harmonic=None, bias=False,
+                     add_self_loops=add_self_loops)
+    out, (up, down) = conv(x, up_index, up_weight, down_index, down_weight,
+                           return_attention_weights=True)
+    only_down = conv(x, None, None, down_index, down_weight)
+    assert torch.isfinite(out).all()
+    assert torch.equal(out, only_down)
+    assert up[1].shape == (0, 1)
+    # An isolated simplex (no lower neighbour either): a zero row, never NaN.
+    diagonal = torch.tensor([[0, 1], [0, 1]]), torch.tensor([2., 2.]).double()
+    x = torch.randn(3, 3, dtype=torch.float64)
+    out = conv(x, down_index=diagonal[0], down_weight=diagonal[1])
+    assert torch.isfinite(out).all()
+    assert torch.equal(out[2], torch.zeros(4, dtype=torch.float64))
+    assert out[0].abs().sum() > 0 if add_self_loops else out[0].abs().sum() == 0
+
+
+def test_partially_empty_up_neighbourhood(kit):
+    # Some edges lie in no triangle: their upper rows are empty (no self-loop).
+    data = kit.delaunay(12, drop_triangles=6)
+    ops = kit.operators(data, 1)
+    x = torch.randn(data.num_simplices(1), 3, dtype=torch.float64)
+    conv = make_conv(J_up=2, J_down=0, J_harmonic=None, bias=False)
+    out = conv(x, *ops)
+    lonely = kit.dense(ops[0], ops[1], x.size(0)).abs().sum(dim=1) == 0
+    assert lonely.any() and not lonely.all()
+    assert torch.isfinite(out).all()
+    assert torch.equal(out[lonely], torch.zeros_like(out[lonely]))
+    assert (out[~lonely].abs().sum(dim=1) > 0).all()
+
+
+@pytest.mark.parametrize('heads,concat', [(1, True), (3, True), (2, False)])
+def test_gat_is_a_special_case(heads, concat):
+    torch.manual_seed(0)
+    x = torch.randn(7, 5)
+    edge_index = torch.tensor([[0, 1, 2, 3, 4, 5, 6, 1, 2, 0, 3],
+                               [1, 0, 3, 2, 5, 4, 0, 6, 0, 2, 6]])
+    gat = GATConv(5, 4, heads=heads, concat=concat, add_self_loops=False, bias=False)
+    conv = SANConv(5, 4, J_up=1, J_down=0, J_harmonic=None, heads=heads,
+                   concat=concat, add_self_loops=False, bias=False)
+    conv.lin.weight.data.copy_(gat.lin.weight.data)
+    conv.att['up_src'].data.copy_(gat.att_src.data)
+    conv.att['up_dst'].data.copy_(gat.att_dst.data)
+    out, (index, alpha) = gat(x, edge_index, return_attention_weights=True)
+    out_san, (up, down) = conv(x, up_index=edge_index, return_attention_weights=True)
+    assert down is None
+    assert torch.allclose(out, out_san, atol=1e-6)
+    # Same coefficients, edge by edge:
+    n = x.size(0)
+    order, order_san = (index[1] * n + index[0]).argsort(), (up[0][1] * n + up[0][0]).argsort()
+    assert torch.equal(index[:, order], up[0][:, order_san])
+    assert torch.allclose(alpha[order], up[1][order_san], atol=1e-6)
+
+
+@pytest.mark.parametrize('orientation_equivariant', [False, True])
+def test_attention_sums_to_one_per_neighbourhood(kit, orientation_equivariant):
+    data = kit.delaunay(14, drop_triangles=4)
+    ops = kit.operators(data, 1)
+    x = torch.randn(2, data.num_simplices(1), 3, dtype=torch.float64)
+    conv = make_conv(J_up=2, J_down=2, heads=3,
+                     orientation_equivariant=orientation_equivariant)
+    _, attention = conv(x, *ops, return_attention_weights=True)
+    for (index, alpha), (lap_index, lap_weight) in zip(attention, (ops[:2], ops[2:4])):
+        assert alpha.shape == (2, index.size(1), 3)
+        assert (alpha >= 0).all()
+        total = scatter(alpha, index[1], dim=1, dim_size=x.size(1), reduce='sum')
+        rows = kit.dense(lap_index, lap_weight, x.size(1)).abs().sum(dim=1) > 0
+        assert torch.allclose(total[:, rows], torch.ones_like(total[:, rows]))
+        assert torch.equal(total[:, ~rows], torch.zeros_like(total[:, ~rows]))
+
+
+def test_permutation_equivariance(kit):
+    data = kit.delaunay(14, seed=3)
+    n = data.num_simplices(1)
+    ops = kit.operators(data, 1)
+    x = torch.randn(n, 3, dtype=torch.float64)
+    conv = make_conv(J_up=2, J_down=2, J_harmonic=3, heads=2)
+    perm = torch.randperm(n)
+    inverse = torch.empty_like(perm)
+    inverse[perm] = torch.arange(n)  # simplex i becomes inverse[i]
+    permuted = [inverse[t] if t.dtype == torch.long else t for t in ops]
+    out = conv(x, *ops)
+    out_perm = conv(x[perm], *permuted)
+    assert torch.allclose(out_perm, out[perm], atol=1e-12)
+
+
+def _hops(kit, data, k, n_hops):
+    up, _, down, _, _, _ = kit.operators(data, k)
+    n = data.num_simplices(k)
+    adj = (kit.dense(up, None, n) + kit.dense(down, None, n) + torch.eye(n)) > 0
+    reach = torch.eye(n, dtype=torch.bool)
+    for _ in range(n_hops):
+        reach = (reach.double() @ adj.double()) > 0
+    return reach
+
+
+@pytest.mark.parametrize('J', [1, 2])
+def test_locality(kit, J):
+    data = kit.delaunay(30, seed=2)
+    n = data.num_simplices(1)
+    ops = kit.operators(data, 1)
+    conv = make_conv(J_up=J, J_down=J, J_harmonic=None)
+    reach = _hops(kit, data, 1, J)
+    i = 0
+    outside = (~reach[i]).nonzero().view(-1)
+    inside = (reach[i] & ~_hops(kit, data, 1, J - 1)[i]).nonzero().view(-1)
+    assert outside.numel() > 0 and inside.numel() > 0
+    x = torch.randn(n, 3, dtype=torch.float64)
+    out = conv(x, *ops)
+    changed = x.clone()
+    changed[outside] += torch.randn(outside.numel(), 3, dtype=torch.float64)
+    assert torch.allclose(conv(changed, *ops)[i], out[i], atol=1e-12)
+    changed = x.clone()
+    changed[inside[0]] += 1.0  # J hops away: must matter
+    assert not torch.allclose(conv(changed, *ops)[i], out[i])
+
+
+def test_batch_of_two_complexes_equals_each_alone(kit):
+    complexes = []
+    for seed, points in ((4, 12), (5, 9)):
+        data = kit.delaunay(points, seed=seed)
+        data.x_1 = torch.randn(data.num_simplices(1), 3, dtype=torch.float64)
+        complexes.append(data)
+    batch = next(iter(DataLoader(complexes, batch_size=2)))
+    conv = make_conv(J_up=2, J_down=2, J_harmonic=3, heads=2)
+    out = conv(batch.x_1, *kit.operators(batch, 1))
+    alone = torch.cat([conv(d.x_1, *kit.operators(d, 1)) for d in complexes])
+    assert torch.allclose(out, alone, atol=1e-12)
+
+
+@pytest.mark.parametrize('config', [CONFIGS[1], CONFIGS[5], CONFIGS[7]])
+def test_batched_signals_equal_separate_runs(kit, config):
+    data = kit.delaunay(12, seed=6)
+    ops = kit.operators(data, 1)
+    x = torch.randn(4, data.num_simplices(1), 3, dtype=torch.float64)
+    conv = make_conv(**config)
+    result = conv(x, *ops, return_attention_weights=conv.attention is not None or None)
+    out = result[0] if isinstance(result, tuple) else result
+    for b in range(x.size(0)):
+        single = conv(x[b], *ops, return_attention_weights=conv.attention is not None or None)
+        if isinstance(single, tuple):
+            for (index, alpha), (index_b, alpha_b) in zip(result[1], single[1]):
+                assert torch.equal(index, index_b)
+                assert torch.allclose(alpha[b], alpha_b, atol=1e-12)
+            single = single[0]
+        assert torch.allclose(out[b], single, atol=1e-12)
+
+
+@pytest.mark.parametrize('config', [
+    dict(J_up=2, J_down=2, J_harmonic=2, heads=2),
+    dict(J_up=2, J_down=1, J_harmonic=1, orientation_equivariant=True),
+    dict(J_up=2, J_down=2, J_harmonic=0, attention=None),
+])
+def test_gradcheck(kit, config):
+    data = kit.delaunay(7, seed=7)
+    ops = kit.operators(data, 1)
+    x = torch.randn(data.num_simplices(1), 2, dtype=torch.float64, requires_grad=True)
+    conv = make_conv(2, 3, **config)
+    params = tuple(conv.parameters())
+
+    def fn(x, *params):
+        return conv(x, *ops)
+
+    assert torch.autograd.gradcheck(fn, (x, *params))
+
+
+def test_gradgradcheck(kit):
+    data = kit.delaunay(6, seed=8)
+    ops = kit.operators(data, 1)
+    x = torch.randn(data.num_simplices(1), 2, dtype=torch.float64, requires_grad=True)
+    conv = make_conv(2, 2, J_up=2, J_down=1, J_harmonic=1)
+    assert torch.autograd.gradgradcheck(lambda x: conv(x, *ops), (x, ))
+
+
+def test_torch_compile_gives_the_same_output(kit):
+    data = kit.delaunay(8, seed=9)
+    ops = kit.operators(data, 1)
+    x = torch.randn(data.num_simplices(1), 3, dtype=torch.float64)
+    conv = make_conv(J_up=2, J_down=2, J_harmonic=2, heads=2)
+    expected = conv(x, *ops)
+    compiled = torch.compile(conv)
+    assert torch.allclose(compiled(x, *ops), expected, atol=1e-10)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device here")
+def test_cuda_matches_cpu(kit):
+    data = kit.delaunay(12, seed=10)
+    ops = kit.operators(data, 1)
+    x = torch.randn(2, data.num_simplices(1), 3, dtype=torch.float64)
+    conv = make_conv(J_up=2, J_down=2, J_harmonic=3, heads=2)
+    expected = conv(x, *ops)
+    out = conv.cuda()(x.cuda(), *[t.cuda() for t in ops])
+    assert out.is_cuda
+    assert torch.allclose(out.cpu(), expected, atol=1e-10)
+    out.sum().backward()
+
+
+def test_sparse_tensor_inputs(kit):
+    data = kit.delaunay(12, seed=11)
+    ops = kit.operators(data, 1)
+    n = data.num_simplices(1)
+    x = torch.randn(n, 3, dtype=torch.float64)
+    conv = make_conv(J_up=2, J_down=2, J_harmonic=2, orientation_equivariant=True)
+    expected = conv(x, *ops)
+
+    def adj_t(index, weight):
+        return torch.sparse_coo_tensor(index.flip(0), weight, (n, n),
+                                       check_invariants=True)
+
+    coo = [adj_t(*ops[i:i + 2]) for i in (0, 2, 4)]
+    out = conv(x, coo[0], None, coo[1], None, coo[2], None)
+    assert torch.allclose(out, expected, atol=1e-12)
+    csr = [a.to_sparse_csr() for a in coo]
+    out = conv(x, csr[0], None, csr[1], None, csr[2], None)
+    assert torch.allclose(out, expected, atol=1e-12)
+
+
+@pytest.mark.skipif(not WITH_TORCH_SPARSE, reason="torch_sparse is not installed "
+                    "(or blocked by TGSAN_WITHOUT_EXTENSIONS=1)")
+def test_torch_sparse_inputs(kit):
+    data = kit.delaunay(12, seed=11)
+    ops = kit.operators(data, 1)
+    n = data.num_simplices(1)
+    x = torch.randn(n, 3, dtype=torch.float64)
+    conv = make_conv(J_up=2, J_down=2, J_harmonic=2, orientation_equivariant=True)
+    sparse = [SparseTensor(row=ops[i][1], col=ops[i][0], value=ops[i + 1],
+                           sparse_sizes=(n, n)) for i in (0, 2, 4)]
+    out = conv(x, sparse[0], None, sparse[1], None, sparse[2], None)
+    assert torch.allclose(out, conv(x, *ops), atol=1e-12)
+
+
+def test_cached_operators(kit):
+    first, second = kit.delaunay(10, seed=12), kit.delaunay(11, seed=13)
+    conv = make_conv(J_up=2, J_down=2, J_harmonic=2, cached=True)
+    x = torch.randn(first.num_simplices(1), 3, dtype=torch.float64)
+    out = conv(x, *kit.operators(first, 1))
+    # Later calls reuse the first operators, whatever is passed:
+    assert torch.equal(conv(x, *kit.operators(first, 1)), out)
+    assert torch.equal(conv(x), out)
+    conv.reset_parameters()  # clears the cache
+    x = torch.randn(second.num_simplices(1), 3, dtype=torch.float64)
+    assert torch.allclose(conv(x, *kit.operators(second, 1)),
+                          dense_san_conv(conv, x, *kit.dense_operators(second, 1)))
+
+
+def test_attention_dropout(kit):
+    data = kit.delaunay(12, seed=14)
+    ops = kit.operators(data, 1)
+    x = torch.randn(data.num_simplices(1), 3, dtype=torch.float64)
+    conv = make_conv(J_up=2, J_down=2, dropout=0.5)
+    conv.eval()
+    assert torch.equal(conv(x, *ops), conv(x, *ops))
+    conv.train()
+    assert not torch.allclose(conv(x, *ops), conv(x, *ops))
+
+
+def test_reset_parameters_and_gain():
+    torch.manual_seed(0)
+    conv = SANConv(16, 8, J_up=2, J_down=2, J_harmonic=0, heads=2)
+    bound = (6 / (16 + 16)) ** 0.5  # Glorot of one [heads * out, in] tap block
+    assert conv.lin.weight.abs().max() <= bound
+    assert conv.lin.weight.abs().max() > 0.9 * bound
+    conv = SANConv(16, 8, J_up=2, J_down=2, J_harmonic=0, heads=2, gain=2.0)
+    assert conv.lin.weight.abs().max() > 1.8 * bound
+    assert torch.equal(conv.bias, torch.zeros(16))
+    assert str(conv) == ("SANConv(16, 8, J_up=2, J_down=2, J_harmonic=0, heads=2, "
+                         "attention='separate')")
+
+
+@pytest.mark.parametrize('kwargs,match', [
+    (dict(J_up=-1), "J_up"),
+    (dict(J_harmonic=1.5), "J_harmonic"),
+    (dict(eps=0.0), "eps"),
+    (dict(eps=2.5), "eps"),
+    (dict(heads=0), "heads"),
+    (dict(dropout=1.0), "dropout"),
+    (dict(attention='both'), "attention"),
+    (dict(attention='shared', J_up=2, J_down=1), "J_up == J_down"),
+    (dict(shared_weights=True, J_up=1, J_down=2), "J_up == J_down"),
+])
+def test_invalid_configuration(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        SANConv(3, 4, **kwargs)
+
+
+def test_invalid_inputs(kit):
+    data = kit.delaunay(10)
+    ops = kit.operators(data, 1)
+    n = data.num_simplices(1)
+    x = torch.randn(n, 3, dtype=torch.float64)
+    conv = make_conv(J_harmonic=2)
+    with pytest.raises(ValueError, match="shape"):
+        conv(torch.randn(n, 5, dtype=torch.float64), *ops)
+    with pytest.raises(TypeError, match="floating-point"):
+        conv(torch.ones(n, 3, dtype=torch.long), *ops)
+    with pytest.raises(ValueError, match="outside"):
+        conv(x[:5], *ops)
+    with pytest.raises(TypeError, match="torch.long"):
+        conv(x, ops[0].int(), *ops[1:])
+    with pytest.raises(ValueError, match=r"\[2, nnz\]"):
+        conv(x, ops[0].t().contiguous(), *ops[1:])
+    with pytest.raises(ValueError, match="weight of shape"):
+        conv(x, ops[0], ops[1][:-1], *ops[2:])
+    with pytest.raises(ValueError, match="J_harmonic=2 needs"):
+        conv(x, *ops[:4])
+    with pytest.raises(ValueError, match="hodge_weight"):
+        conv(x, *ops[:5], None)
+    fixed = make_conv(attention=None)
+    with pytest.raises(ValueError, match="up_weight' is required"):
+        fixed(x, ops[0], None, *ops[2:])
+    with pytest.raises(ValueError, match="needs attention"):
+        fixed(x, *ops, return_attention_weights=True)
+    equivariant = make_conv(orientation_equivariant=True)
+    with pytest.raises(ValueError, match="down_weight' is required"):
+        equivariant(x, *ops[:3], None, *ops[4:])
+    with pytest.raises(ValueError, match="carries its own values"):
+        conv(x, torch.sparse_coo_tensor(ops[0].flip(0), ops[1], (n, n),
+                                        check_invariants=True), ops[1], *ops[2:])
+    with pytest.raises(TypeError, match="index tensor"):
+        conv(x, ops[0].tolist(), *ops[1:])

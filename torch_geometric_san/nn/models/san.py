@@ -1,0 +1,206 @@
+from typing import Any, Callable, Dict, Optional, Type, Union
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from torch_geometric.data import Data
+from torch_geometric.nn import MLP, global_add_pool, global_max_pool, global_mean_pool
+from torch_geometric.nn.resolver import activation_resolver
+from torch_geometric.typing import OptTensor
+
+from torch_geometric_san.nn.conv import SANConv, SATConv, SCNConv, SCNNConv, SNNConv
+
+READOUTS: Dict[str, Callable[..., Tensor]] = {
+    'sum': global_add_pool,
+    'mean': global_mean_pool,
+    'max': global_max_pool,
+}
+
+
+class SAN(torch.nn.Module):
+    r"""A Simplicial Attention Network: a stack of :class:`SANConv` layers on
+    the :math:`k`-simplices of a complex (:obj:`order` :math:`= k`), each
+    followed by an activation and dropout, and optionally a readout that pools
+    the simplices of each complex (sum, mean or max) and classifies the pooled
+    features with an MLP.
+
+    Without readout the model maps simplex features to :obj:`out_channels`
+    per simplex (the last layer has no activation and averages its heads);
+    with a readout every layer has :obj:`hidden_channels` and the MLP maps the
+    pooled features to :obj:`out_channels` (logits for a cross-entropy loss,
+    for instance).
+
+    The baselines :class:`SAT`, :class:`SCNN`, :class:`SNN` and :class:`SCN`
+    are the same network with another layer.
+
+    Args:
+        in_channels (int): Size of each input sample.
+        hidden_channels (int): Size of each hidden sample (per head).
+        num_layers (int): Number of convolution layers.
+        out_channels (int): Size of each output sample (per simplex, or per
+            complex with a readout).
+        order (int, optional): The order :math:`k` of the simplices that carry
+            the signal, used when the input is a
+            :class:`~torch_geometric_san.data.SimplicialComplexData`.
+            (default: :obj:`1`)
+        readout (str, optional): :obj:`None` (per-simplex output),
+            :obj:`"sum"`, :obj:`"mean"` or :obj:`"max"`. (default: :obj:`None`)
+        readout_layers (int, optional): Number of layers of the readout MLP
+            (:obj:`1`: a linear map). (default: :obj:`2`)
+        act (str or Callable, optional): Activation after each layer, e.g.
+            :obj:`"relu"`, :obj:`"tanh"` or :obj:`"identity"`.
+            (default: :obj:`"relu"`)
+        dropout (float, optional): Dropout probability of the features after
+            each layer and inside the readout MLP. (default: :obj:`0.0`)
+        conv_kwargs (dict, optional): Arguments of every layer, e.g.
+            :obj:`dict(J_up=3, J_down=3, J_harmonic=5, eps=0.9)` or
+            :obj:`dict(gain=2 ** 0.5)`. (default: :obj:`None`)
+
+    Example:
+        >>> import torch
+        >>> from torch_geometric_san.data import SimplicialComplexData
+        >>> data = SimplicialComplexData.from_simplices(
+        ...     [[0, 1, 2], [1, 2, 3]], close=True, x_1=torch.randn(5, 2))
+        >>> model = SAN(2, 16, num_layers=2, out_channels=1,
+        ...             conv_kwargs=dict(J_up=2, J_down=2, J_harmonic=3))
+        >>> model(data).shape
+        torch.Size([5, 1])
+        >>> model = SAN(2, 4, num_layers=1, out_channels=2, readout='sum')
+        >>> model(data).shape  # logits of the one complex
+        torch.Size([1, 2])
+    """
+    conv_cls: Type[SANConv] = SANConv
+
+    def __init__(
+        self,
+        in_channels: int,
+        hidden_channels: int,
+        num_layers: int,
+        out_channels: int,
+        order: int = 1,
+        readout: Optional[str] = None,
+        readout_layers: int = 2,
+        act: Union[str, Callable, None] = 'relu',
+        dropout: float = 0.0,
+        conv_kwargs: Optional[Dict[str, Any]] = None,
+    ):
+        super().__init__()
+        if not isinstance(num_layers, int) or num_layers < 1:
+            raise ValueError(f"'num_layers' must be a positive int (got {num_layers!r})")
+        if readout is not None and readout not in READOUTS:
+            raise ValueError(f"'readout' must be None or one of {sorted(READOUTS)} "
+                             f"(got {readout!r})")
+        if not 0.0 <= dropout < 1.0:
+            raise ValueError(f"'dropout' must lie in [0, 1) (got {dropout})")
+        self.in_channels = in_channels
+        self.hidden_channels = hidden_channels
+        self.num_layers = num_layers
+        self.out_channels = out_channels
+        self.order = order
+        self.readout = readout
+        self.dropout = dropout
+        self.act = activation_resolver(act if act is not None else 'identity')
+        conv_kwargs = dict(conv_kwargs or {})
+
+        self.convs = torch.nn.ModuleList()
+        channels = in_channels
+        for layer in range(num_layers):
+            last = layer == num_layers - 1 and readout is None
+            kwargs = dict(conv_kwargs, concat=False) if last else conv_kwargs
+            conv = self.conv_cls(channels, out_channels if last else hidden_channels,
+                                 **kwargs)
+            self.convs.append(conv)
+            channels = conv.out_channels * (conv.heads if conv.concat else 1)
+
+        self.mlp: Optional[MLP] = None
+        if readout is not None:
+            self.mlp = MLP([channels] * readout_layers + [out_channels],
+                           dropout=dropout, act=act, norm=None)
+
+    def reset_parameters(self):
+        r"""Resets all learnable parameters of the module."""
+        for conv in self.convs:
+            conv.reset_parameters()
+        if self.mlp is not None:
+            self.mlp.reset_parameters()
+
+    def forward(
+        self,
+        x: Union[Tensor, Data],
+        up_index: Optional[Tensor] = None,
+        up_weight: OptTensor = None,
+        down_index: Optional[Tensor] = None,
+        down_weight: OptTensor = None,
+        hodge_index: Optional[Tensor] = None,
+        hodge_weight: OptTensor = None,
+        batch: OptTensor = None,
+    ) -> Tensor:
+        r"""Runs the network.
+
+        Args:
+            x (torch.Tensor or SimplicialComplexData): The simplex features
+                :math:`(N, F_{in})` or :math:`(B, N, F_{in})` (:math:`B`
+                signals on one complex), with the operators as further
+                arguments (see :meth:`SANConv.forward`); or a (batched)
+                :class:`~torch_geometric_san.data.SimplicialComplexData`, whose
+                :obj:`x_k` and order-:math:`k` operators are read.
+            batch (torch.Tensor, optional): The complex of each simplex
+                :math:`(N)`, for the readout; read from the data object when
+                one is given. :obj:`None`: one complex. (default: :obj:`None`)
+
+        Returns:
+            torch.Tensor: :math:`(..., N, F_{out})` per simplex, or
+            :math:`(..., G, F_{out})` per complex with a readout.
+        """
+        if isinstance(x, Data):
+            data, k = x, self.order
+            if not hasattr(data, 'up_laplacian'):
+                raise TypeError(f"expected a SimplicialComplexData, got "
+                                f"{type(data).__name__}")
+            if f'x_{k}' not in data:
+                raise ValueError(f"the complex has no signal 'x_{k}' on its "
+                                 f"{k}-simplices")
+            x = data[f'x_{k}']
+            up_index, up_weight = data.up_laplacian(k)
+            down_index, down_weight = data.down_laplacian(k)
+            hodge_index, hodge_weight = data.hodge_laplacian(k)
+            batch = data.simplex_batch(k) if self.readout is not None else None
+
+        for layer, conv in enumerate(self.convs):
+            x = conv(x, up_index, up_weight, down_index, down_weight, hodge_index,
+                     hodge_weight)
+            if layer < self.num_layers - 1 or self.readout is not None:
+                x = self.act(x)
+                x = F.dropout(x, p=self.dropout, training=self.training)
+
+        if self.mlp is None:
+            return x
+        assert self.readout is not None
+        x = READOUTS[self.readout](x, batch)
+        return self.mlp(x)
+
+    def __repr__(self) -> str:
+        return (f'{self.__class__.__name__}({self.in_channels}, '
+                f'{self.out_channels}, num_layers={self.num_layers}, '
+                f'order={self.order}, readout={self.readout!r})')
+
+
+class SAT(SAN):
+    r"""The :class:`SAN` network with :class:`SATConv` layers."""
+    conv_cls = SATConv
+
+
+class SCNN(SAN):
+    r"""The :class:`SAN` network with :class:`SCNNConv` layers."""
+    conv_cls = SCNNConv
+
+
+class SNN(SAN):
+    r"""The :class:`SAN` network with :class:`SNNConv` layers."""
+    conv_cls = SNNConv
+
+
+class SCN(SAN):
+    r"""The :class:`SAN` network with :class:`SCNConv` layers."""
+    conv_cls = SCNConv
