@@ -116,3 +116,22 @@ def test_plot_complex_without_matplotlib(data, monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
     with pytest.raises(ImportError, match=r"torch-geometric-san\[plot\]"):
         plot_complex(data)
+
+
+def test_plot_complex_with_a_dataset_item(tmp_path):
+    from torch_geometric_san.datasets import SyntheticFlowDataset
+
+    dataset = SyntheticFlowDataset(str(tmp_path), split="test", num_test=2,
+                                   log=False)
+    data = dataset[0]
+    index, weight = data.up_laplacian(1)  # stands in for attention weights
+    fig = plot_complex(data, edge_signal=data.x_1, attention=(index,
+                                                              weight.abs()))
+    ax = fig.axes[0]
+    (triangles, ) = _collections(ax, PolyCollection)
+    assert len(triangles.get_paths()) == data.num_simplices(2)
+    (quiver, ) = _collections(ax, Quiver)
+    assert quiver.N == int((data.x_1 != 0).sum())
+    lines = _collections(ax, LineCollection)
+    assert len(lines[0].get_segments()) == data.num_simplices(1)
+    assert len(lines[1].get_segments()) == int((index[0] != index[1]).sum())

@@ -3,6 +3,7 @@ re-orientations and :class:`TrajectoryDataset`."""
 from typing import Sequence, Tuple
 
 import numpy as np
+import scipy.sparse
 import torch
 from torch import Tensor
 from tqdm import tqdm
@@ -111,9 +112,9 @@ def reorient_edges(complex: SimplicialComplexData,
         index, weight = complex.boundary(k)
         if k in (1, 2):  # B_1 S flips columns, S B_2 flips rows
             weight = weight * signs[index[1 if k == 1 else 0]].to(weight.dtype)
-        incidence.append(torch.sparse_coo_tensor(
-            index, weight,
-            (complex.num_simplices(k - 1), complex.num_simplices(k))))
+        incidence.append(scipy.sparse.coo_array(
+            (weight.numpy(), (index[0].numpy(), index[1].numpy())),
+            shape=(complex.num_simplices(k - 1), complex.num_simplices(k))))
     extra = {"pos": complex.pos} if "pos" in complex else {}
     return SimplicialComplexData.from_incidence(
         incidence, num_nodes=complex.num_simplices(0),
