@@ -1,0 +1,202 @@
+import itertools
+
+import gudhi
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from torch_geometric_san.data import SimplicialComplexData, algebra
+
+
+def test_row_keys_preserve_equality_and_lexicographic_order():
+    rng = np.random.default_rng(0)
+    rows = rng.integers(0, 4, size=(500, 3))
+    keys = algebra.row_keys(rows, base=4)
+    order = np.lexsort(rows.T[::-1])
+    assert (np.diff(keys[order]) >= 0).all()
+    same_rows = (rows[order][1:] == rows[order][:-1]).all(1)
+    assert np.array_equal(np.diff(keys[order]) == 0, same_rows)
+
+
+def test_row_keys_compress_instead_of_overflowing():
+    rng = np.random.default_rng(1)
+    base = 10**6
+    rows = np.sort(rng.integers(0, base, size=(300, 6)), axis=1)
+    rows[1::2] = rows[::2]  # half the rows repeated
+    keys = algebra.row_keys(rows, base)  # base**6 does not fit into int64
+    order = np.lexsort(rows.T[::-1])
+    assert (np.diff(keys[order]) >= 0).all()
+    same_rows = (rows[order][1:] == rows[order][:-1]).all(1)
+    assert np.array_equal(np.diff(keys[order]) == 0, same_rows)
+
+
+def test_group_by_length_keeps_order():
+    flat = np.array([0, 1, 5, 0, 1, 2, 3, 4, 7, 8])
+    lengths = np.array([2, 1, 3, 2, 2])
+    groups = algebra.group_by_length(flat, lengths)
+    assert sorted(groups) == [1, 2, 3]
+    assert groups[2].tolist() == [[0, 1], [3, 4], [7, 8]]
+    assert groups[1].tolist() == [[5]]
+    assert groups[3].tolist() == [[0, 1, 2]]
+
+
+def test_boundary_matrix_matches_definition(random_tree):
+    data = SimplicialComplexData.from_simplex_tree(random_tree)
+    for k in range(1, data.order + 1):
+        simplices = data[f'simplices_{k}'].numpy()
+        table = (np.arange(data.num_nodes)[:, None] if k == 1 else
+                 data[f'simplices_{k - 1}'].numpy())
+        lookup = {tuple(row): i for i, row in enumerate(table)}
+        expected = np.zeros((len(table), len(simplices)))
+        for j, simplex in enumerate(simplices):  # the definition, one entry at a time
+            for i in range(k + 1):
+                expected[lookup[tuple(np.delete(simplex, i))], j] = (-1)**i
+        B = algebra.boundary_matrix(simplices, table)
+        assert np.array_equal(B.toarray(), expected)
+
+
+def test_close_under_faces_appends_missing_faces_in_order():
+    simplices = [np.arange(5)[:, None], np.array([[3, 4], [0, 2]]),
+                 np.array([[0, 1, 2], [1, 2, 3]])]
+    closed = algebra.close_under_faces(simplices)
+    assert closed[1].tolist() == [[3, 4], [0, 2], [0, 1], [1, 2], [1, 3], [2, 3]]
+    assert closed[2].tolist() == [[0, 1, 2], [1, 2, 3]]
+    assert simplices[1].tolist() == [[3, 4], [0, 2]]  # input untouched
+
+
+@pytest.mark.parametrize('n', [5, 200, 800])
+def test_largest_eigenvalue(n):
+    # Dense below DENSE_EIGEN_LIMIT, Lanczos above: both against LAPACK.
+    rng = np.random.default_rng(n)
+    B = sp.random_array((n, 2 * n), density=min(1.0, 6 / n), rng=rng)
+    M = (B @ B.T).tocsr()
+    expected = np.linalg.eigvalsh(M.toarray())[-1]
+    assert algebra.largest_eigenvalue(M) == pytest.approx(expected, rel=1e-6)
+
+
+def test_largest_eigenvalue_of_zero_matrix():
+    assert algebra.largest_eigenvalue(sp.csr_array((4, 4))) == 0.0
+
+
+def test_incidence_to_simplices_rejects_columns_spanning_too_many_vertices():
+    # Three edges of a path (0-1, 1-2, 2-3) as if they bounded a triangle.
+    B1 = sp.csc_array(np.array([[-1, 0, 0], [1, -1, 0], [0, 1, -1], [0, 0, 1]],
+                               dtype=np.float32))
+    B2 = sp.csc_array(np.ones((3, 1), dtype=np.float32))
+    with pytest.raises(ValueError, match="span 4 vertices, not 3"):
+        algebra.incidence_to_simplices([B1, B2])
+
+
+# Algebraic invariants on random and known complexes ----------------------------------
+
+
+def test_boundary_of_boundary_is_zero(random_complex, dense):
+    data = random_complex
+    sizes = [data.num_simplices(k) for k in range(data.order + 1)]
+    assert data.order >= 2
+    for k in range(1, data.order):
+        B = dense(*data.boundary(k), (sizes[k - 1], sizes[k]))
+        B_next = dense(*data.boundary(k + 1), (sizes[k], sizes[k + 1]))
+        assert np.abs(B_next).sum() > 0
+        assert not (B @ B_next).any()
+
+
+def test_laplacians_equal_dense_products(random_complex, dense):
+    data = random_complex
+    K = data.order
+    sizes = [data.num_simplices(k) for k in range(K + 1)]
+    B = [None] + [dense(*data.boundary(k), (sizes[k - 1], sizes[k]))
+                  for k in range(1, K + 1)]
+    for k in range(K + 1):
+        shape = (sizes[k], sizes[k])
+        down = B[k].T @ B[k] if k > 0 else np.zeros(shape)
+        up = B[k + 1] @ B[k + 1].T if k < K else np.zeros(shape)
+        assert np.array_equal(dense(*data.down_laplacian(k), shape), down)
+        assert np.array_equal(dense(*data.up_laplacian(k), shape), up)
+        hodge = dense(*data.hodge_laplacian(k), shape)
+        lam = np.linalg.eigvalsh(down + up)[-1]
+        np.testing.assert_allclose(hodge, (down + up) / lam, rtol=1e-5, atol=1e-6)
+        # Laplacian indices hold the diagonal and no stored zeros.
+        for index, weight in (data.down_laplacian(k), data.up_laplacian(k),
+                              data.hodge_laplacian(k)):
+            assert (weight != 0).all()
+            assert len(set(map(tuple, index.t().tolist()))) == index.size(1)
+
+
+@pytest.mark.parametrize('seed', [0, 1])
+def test_normalised_hodge_laplacian_has_largest_eigenvalue_one(seed, dense):
+    # Large enough for the Lanczos path (more than DENSE_EIGEN_LIMIT simplices).
+    rng = np.random.default_rng(seed)
+    points = rng.random((200, 2))
+    tree = gudhi.RipsComplex(points=points, max_edge_length=0.1).create_simplex_tree(2)
+    data = SimplicialComplexData.from_simplex_tree(tree)
+    assert data.num_simplices(1) > algebra.DENSE_EIGEN_LIMIT
+    for k in range(data.order + 1):
+        n = data.num_simplices(k)
+        eigenvalues = np.linalg.eigvalsh(dense(*data.hodge_laplacian(k), (n, n)))
+        assert eigenvalues[-1] == pytest.approx(1.0, abs=1e-5)
+
+
+def test_normalised_hodge_laplacian_small(random_complex, dense):
+    for k in range(random_complex.order + 1):
+        n = random_complex.num_simplices(k)
+        index, weight = random_complex.hodge_laplacian(k)
+        if index.size(1):
+            assert np.linalg.eigvalsh(dense(index, weight, (n, n)))[-1] == \
+                pytest.approx(1.0, abs=1e-6)
+
+
+def _betti_from_laplacians(data, dense):
+    out = []
+    for k in range(data.order + 1):
+        n = data.num_simplices(k)
+        eigenvalues = np.linalg.eigvalsh(dense(*data.hodge_laplacian(k), (n, n)))
+        out.append(int((np.abs(eigenvalues) < 1e-6).sum()))
+    return out
+
+
+def _gudhi_betti(tree, order):
+    tree = tree.copy()
+    tree.compute_persistence(persistence_dim_max=True)
+    betti = tree.betti_numbers()
+    return (betti + [0] * (order + 1))[:order + 1]
+
+
+def test_kernel_dimension_is_betti_number_annulus(annulus, dense):
+    data = SimplicialComplexData.from_simplices(annulus, close=True)
+    assert _betti_from_laplacians(data, dense) == [1, 1, 0]
+
+
+def test_kernel_dimension_is_betti_number_hollow_tetrahedron(hollow_tetrahedron, dense):
+    data = SimplicialComplexData.from_simplices(hollow_tetrahedron, close=True)
+    assert _betti_from_laplacians(data, dense) == [1, 0, 1]
+
+
+def test_kernel_dimension_is_betti_number_gudhi(random_tree, dense):
+    data = SimplicialComplexData.from_simplex_tree(random_tree)
+    assert _betti_from_laplacians(data, dense) == _gudhi_betti(random_tree, data.order)
+
+
+def test_kernel_dimension_is_betti_number_with_several_holes(dense):
+    # A 6 x 6 grid of squares (two triangles each) with two squares removed: b_1 = 2.
+    tri = []
+    for i, j in itertools.product(range(6), range(6)):
+        if (i, j) in {(1, 1), (4, 3)}:
+            continue
+        a, b, c, d = 7 * i + j, 7 * i + j + 1, 7 * (i + 1) + j, 7 * (i + 1) + j + 1
+        tri += [[a, b, d], [a, c, d]]
+    tree = gudhi.SimplexTree()
+    for t in tri:
+        tree.insert(t)
+    data = SimplicialComplexData.from_simplices(tri, close=True)
+    assert _betti_from_laplacians(data, dense) == [1, 2, 0] == _gudhi_betti(tree, 2)
+
+
+def test_zero_laplacian_gives_zero_normalised_laplacian():
+    # Isolated vertices only, and a complex whose top order is empty.
+    data = SimplicialComplexData.from_simplices([], num_nodes=4, order=1)
+    for k in range(2):
+        index, weight = data.hodge_laplacian(k)
+        assert index.shape == (2, 0) and weight.shape == (0, )
+    index, weight = data.up_laplacian(0)
+    assert index.shape == (2, 0)

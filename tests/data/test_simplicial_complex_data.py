@@ -1,0 +1,204 @@
+import copy
+import doctest
+import io
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import torch
+from torch_geometric.data import InMemoryDataset
+
+from torch_geometric_san.data import SimplicialComplexData, simplicial_complex_data
+
+def by_vertices(data):
+    r"""The complex in terms of vertex tuples, independent of how simplices are
+    numbered: per order the set of simplices and every operator as a dict."""
+    names = [tuple(range(data.num_nodes))] + [
+        list(map(tuple, data[f'simplices_{k}'].tolist()))
+        for k in range(1, data.order + 1)
+    ]
+    names[0] = [(v, ) for v in range(data.num_nodes)]
+    out = {'simplices': [sorted(n) for n in names]}
+    for name in ('boundary', 'down_laplacian', 'up_laplacian', 'hodge_laplacian'):
+        for k in range(data.order + 1):
+            index, weight = getattr(data, name)(k)
+            rows = names[k - 1] if name == 'boundary' else names[k]
+            out[name, k] = {(rows[i], names[k][j]): round(w, 5) for i, j, w in zip(
+                index[0].tolist(), index[1].tolist(), weight.tolist())}
+    return out
+
+
+def test_doctests():
+    assert doctest.testmod(simplicial_complex_data).failed == 0
+
+
+def test_from_simplices_matches_from_simplex_tree(random_tree):
+    from_tree = SimplicialComplexData.from_simplex_tree(random_tree)
+    simplices = [s for s, _ in random_tree.get_simplices()]
+    np.random.default_rng(0).shuffle(simplices)
+    from_list = SimplicialComplexData.from_simplices(simplices)
+    assert by_vertices(from_list) == by_vertices(from_tree)
+    maximal = [s for s in simplices if not any(
+        len(t) > len(s) and set(s) <= set(t) for t in simplices)]
+    closed = SimplicialComplexData.from_simplices(maximal, close=True,
+                                                  order=from_tree.order)
+    assert by_vertices(closed) == by_vertices(from_tree)
+
+
+def test_from_simplex_tree_is_lexicographic_and_leaves_tree_alone(random_tree):
+    before = list(random_tree.get_simplices())
+    data = SimplicialComplexData.from_simplex_tree(random_tree)
+    assert list(random_tree.get_simplices()) == before
+    for k in range(1, data.order + 1):
+        rows = data[f'simplices_{k}'].tolist()
+        assert rows == sorted(rows)
+    assert [data.num_simplices(k) for k in range(data.order + 1)] == \
+        random_tree.num_simplices_by_dimension().tolist()
+
+
+@pytest.mark.parametrize('kind', ['numpy', 'scipy', 'torch', 'torch_coo', 'torch_csr'])
+def test_from_incidence_matches_from_simplex_tree(random_tree, dense, kind,
+                                                  assert_data_equal):
+    data = SimplicialComplexData.from_simplex_tree(random_tree)
+    sizes = [data.num_simplices(k) for k in range(data.order + 1)]
+    matrices = [dense(*data.boundary(k), (sizes[k - 1], sizes[k]))
+                for k in range(1, data.order + 1)]
+    convert = {
+        'numpy': lambda B: B,
+        'scipy': sp.csr_matrix,
+        'torch': torch.from_numpy,
+        'torch_coo': lambda B: torch.from_numpy(B).to_sparse_coo(),
+        'torch_csr': lambda B: torch.from_numpy(B).to_sparse_csr(),
+    }[kind]
+    given = [convert(B) for B in matrices]
+    kept = [B.clone() if isinstance(B, torch.Tensor) else copy.deepcopy(B)
+            for B in given]
+    x_1 = torch.randn(sizes[1], 3)
+    out = SimplicialComplexData.from_incidence(given, x_1=x_1)
+    assert_data_equal(out, data.__class__(**dict(data.to_dict(), x_1=x_1)))
+    for B, B_kept in zip(given, kept):  # the input is left unchanged
+        if isinstance(B, torch.Tensor):
+            assert torch.equal(B.to_dense(), B_kept.to_dense())
+        else:
+            assert (abs(B - B_kept)).sum() == 0
+
+
+def test_from_incidence_keeps_the_given_orientation(annulus, dense):
+    data = SimplicialComplexData.from_simplices(annulus, close=True)
+    sizes = [data.num_simplices(k) for k in range(3)]
+    B1 = dense(*data.boundary(1), (sizes[0], sizes[1]))
+    B2 = dense(*data.boundary(2), (sizes[1], sizes[2]))
+    flip = np.where(np.arange(sizes[1]) % 3 == 0, -1.0, 1.0)  # reverse some edges
+    B1f, B2f = B1 * flip, flip[:, None] * B2
+    out = SimplicialComplexData.from_incidence([B1f, B2f])
+    assert torch.equal(out.simplices_1, data.simplices_1)
+    assert np.array_equal(dense(*out.boundary(1), B1.shape), B1f)
+    assert np.array_equal(dense(*out.boundary(2), B2.shape), B2f)
+    down = dense(*data.down_laplacian(1), (sizes[1], ) * 2)
+    assert np.array_equal(dense(*out.down_laplacian(1), down.shape),
+                          flip[:, None] * down * flip)
+
+
+def test_given_order_is_kept_and_features_follow_it():
+    edges = [[2, 3], [0, 1], [1, 2], [0, 2]]
+    x_1 = torch.arange(4.).view(-1, 1)
+    data = SimplicialComplexData.from_simplices(edges + [[0, 1, 2]], x_1=x_1,
+                                                y=torch.tensor([1]))
+    assert data.simplices_1.tolist() == edges
+    assert torch.equal(data.x_1, x_1) and data.y.tolist() == [1]
+    index, weight = data.boundary(2)  # [0, 1, 2] = +[1, 2] - [0, 2] + [0, 1]
+    assert sorted(zip(index[0].tolist(), weight.tolist())) == [(1, 1.0), (2, 1.0),
+                                                               (3, -1.0)]
+
+
+def test_close_appends_missing_faces_after_given_ones():
+    data = SimplicialComplexData.from_simplices([[1, 2], [0, 1, 2]], close=True)
+    assert data.simplices_1.tolist() == [[1, 2], [0, 1], [0, 2]]
+
+
+def test_vertices_are_node_indices():
+    data = SimplicialComplexData.from_simplices([[0], [1], [3, 4]], num_nodes=6)
+    assert data.num_nodes == 6 and data.num_simplices(0) == 6
+    assert data.order == 1 and 'simplices_0' not in data
+    index, weight = data.up_laplacian(0)
+    assert set(index.flatten().tolist()) == {3, 4}  # the others are isolated
+
+
+def test_order_pads_and_truncates(random_tree):
+    data = SimplicialComplexData.from_simplices([[0, 1], [1, 2]], order=3)
+    assert data.order == 3
+    assert [data.num_simplices(k) for k in range(4)] == [3, 2, 0, 0]
+    assert data.simplices_3.shape == (0, 4)
+    assert data.up_laplacian(1)[0].shape == (2, 0)
+    skeleton = SimplicialComplexData.from_simplex_tree(random_tree, order=1)
+    assert skeleton.order == 1
+    assert skeleton.num_simplices(1) == random_tree.num_simplices_by_dimension()[1]
+
+
+def test_accessors_shapes_and_empty_operators(random_complex):
+    data = random_complex
+    K = data.order
+    for name in ('boundary', 'down_laplacian', 'up_laplacian', 'hodge_laplacian'):
+        for k in range(K + 1):
+            index, weight = getattr(data, name)(k)
+            assert index.dtype == torch.long and index.dim() == 2
+            assert index.size(0) == 2 and weight.shape == (index.size(1), )
+            assert weight.dtype == torch.float32
+    for empty in (data.boundary(0), data.down_laplacian(0), data.up_laplacian(K)):
+        assert empty[0].shape == (2, 0) and empty[1].shape == (0, )
+    assert data.boundary(1)[0][0].max() < data.num_simplices(0)
+    assert data.boundary(1)[0][1].max() < data.num_simplices(1)
+    assert torch.equal(data.simplex_batch(1), torch.zeros(data.num_simplices(1),
+                                                          dtype=torch.long))
+
+
+def test_weights_dtype():
+    data = SimplicialComplexData.from_simplices([[0, 1, 2]], close=True,
+                                                dtype=torch.float64)
+    for k in range(3):
+        assert data.hodge_laplacian(k)[1].dtype == torch.float64
+    assert data.boundary(2)[1].dtype == torch.float64
+
+
+def test_to_device(annulus, device, assert_data_equal):
+    data = SimplicialComplexData.from_simplices(annulus, close=True,
+                                                x_1=torch.randn(20, 2))
+    moved = data.to(device)
+    for k in range(3):
+        for index, weight in (moved.boundary(k), moved.down_laplacian(k),
+                              moved.up_laplacian(k), moved.hodge_laplacian(k)):
+            assert index.device.type == device and weight.device.type == device
+        assert moved.simplex_batch(k).device.type == device
+    assert_data_equal(moved.to('cpu'), data)
+
+
+def test_torch_save_load_round_trip(annulus, assert_data_equal):
+    data = SimplicialComplexData.from_simplices(annulus, close=True,
+                                                x_0=torch.randn(10, 4))
+    buffer = io.BytesIO()
+    torch.save(data, buffer)
+    buffer.seek(0)
+    # Like PyG's own Data, a pickled data object needs weights_only=False.
+    assert_data_equal(torch.load(buffer, weights_only=False), data)
+
+
+def test_in_memory_dataset_save_load_round_trip(tmp_path, annulus, hollow_tetrahedron,
+                                                assert_data_equal):
+    # InMemoryDataset stores the data class: it loads with weights_only=True (no
+    # warning) because SimplicialComplexData is registered as a safe global.
+    data_list = [SimplicialComplexData.from_simplices(s, close=True, order=2)
+                 for s in (annulus, hollow_tetrahedron)]
+    path = str(tmp_path / 'data.pt')
+    InMemoryDataset.save(data_list, path)
+
+    class Stored(InMemoryDataset):
+        def __init__(self):
+            super().__init__(None)
+            self.load(path)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        dataset = Stored()
+    for i, data in enumerate(data_list):
+        assert_data_equal(dataset[i], data)
