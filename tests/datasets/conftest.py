@@ -117,6 +117,7 @@ def annulus_fixture():
 
 @pytest.fixture(name="write_drifter_file")
 def write_drifter_file_fixture():
+    pytest.importorskip("h5py", reason="needs h5py (the 'datasets' extra)")
     return write_drifter_file
 
 

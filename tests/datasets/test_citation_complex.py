@@ -240,6 +240,15 @@ def test_offline_names_the_files(tmp_path, monkeypatch):
     assert os.path.abspath(str(tmp_path / "raw")) in str(info.value)
 
 
+def test_offline_fetches_only_the_missing_file(small_root, monkeypatch):
+    os.remove(os.path.join(small_root, "raw", RAW[1]))
+    monkeypatch.setattr(CitationComplexDataset, "urls",
+                        {name: f"http://127.0.0.1:9/{name}" for name in RAW})
+    with pytest.raises(RuntimeError) as info:
+        CitationComplexDataset(small_root, log=False)
+    assert RAW[1] in str(info.value) and RAW[0] not in str(info.value)
+
+
 def test_bad_arguments(tmp_path):
     with pytest.raises(ValueError, match="'order'"):
         CitationComplexDataset(str(tmp_path), order=6)

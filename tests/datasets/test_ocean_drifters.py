@@ -44,7 +44,8 @@ def test_read_drifter_raw(small_file):
 
 
 def test_read_drifter_raw_missing_keys(tmp_path):
-    import h5py
+    h5py = pytest.importorskip("h5py", reason="needs h5py (the 'datasets' "
+                               "extra)")
 
     path = str(tmp_path / "bad.jld2")
     with h5py.File(path, "w") as f:

@@ -1,5 +1,6 @@
 """The co-authorship (citation) complex of Ebli et al. (2020)."""
 import math
+import os
 from typing import Callable, List, Optional, Tuple
 
 import numpy as np
@@ -137,8 +138,8 @@ class CitationComplexDataset(SharedComplexDataset):
 
     A :math:`k`-simplex is a paper's set of :math:`k + 1` co-authors (and
     all its subsets); its value is the number of citations. The complex is
-    the one of the published files (350 250 papers of the Semantic Scholar
-    corpus), with :math:`N_k = 352, 1474, 3285, 5019, 5559, 4547` for
+    the one of the published files (built from a sample of the Semantic
+    Scholar corpus), with :math:`N_k = 352, 1474, 3285, 5019, 5559, 4547` for
     :math:`k = 0, \ldots, 5`. For :obj:`order` :math:`k` it holds the
     simplices of orders :math:`0, \ldots, k + 1`, so that the Laplacians of
     order :math:`k` are complete. The raw simplices are closed under faces
@@ -157,15 +158,21 @@ class CitationComplexDataset(SharedComplexDataset):
     * :obj:`train_mask` (:obj:`[N_k]`): the known simplices (train on these);
     * :obj:`test_mask` (:obj:`[N_k]`): the hidden ones (evaluate on these).
 
+    :obj:`dataset.stacked("x_<k>")` (:obj:`[num_masks, N_k, 1]`) and
+    :obj:`dataset.stacked("test_mask")` give all masks at once on
+    :attr:`complex`.
+
     The raw files are downloaded from :attr:`urls` (or taken from
     :obj:`root/raw`) and checked against :attr:`sha256`; they are pickled
     NumPy arrays, read by a restricted unpickler
     (:func:`~torch_geometric_san.datasets.io.load_npy`).
 
     Source and license: the files of
-    https://github.com/stefaniaebli/simplicial_neural_networks (code: MIT
-    license); the data derive from the Semantic Scholar Open Research Corpus
-    (ODC-BY 1.0 license), for non-commercial research use as stated there.
+    https://github.com/stefaniaebli/simplicial_neural_networks, produced by
+    code under the MIT license (Copyright (c) 2020 Stefania Ebli, Michaël
+    Defferrard, Gard Spreemann) from the Semantic Scholar Open Research
+    Corpus, whose Semantic Scholar Dataset License Agreement allows
+    non-commercial use only.
 
     Args:
         root (str): Root directory; the raw files live in :obj:`root/raw`.
@@ -240,9 +247,10 @@ class CitationComplexDataset(SharedComplexDataset):
         return [f"citation_complex_order{self.order}.pt"]
 
     def download(self) -> None:
-        for name, url in self.urls.items():
-            fetch_raw_file(url, self.raw_dir, name, self.sha256[name],
-                           log=self.log)
+        for name, path in zip(self.raw_file_names, self.raw_paths):
+            if not os.path.exists(path):
+                fetch_raw_file(self.urls[name], self.raw_dir, name,
+                               self.sha256[name], log=self.log)
 
     def process(self) -> None:
         for name, path in zip(self.raw_file_names, self.raw_paths):

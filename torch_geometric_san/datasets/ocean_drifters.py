@@ -165,9 +165,10 @@ class OceanDriftersDataset(TrajectoryDataset):
     :obj:`orientation` (with :obj:`"random"`, the signs are drawn from
     :obj:`seed` and the split).
 
-    Source and license: the data file of the SCoNe repository
-    (https://github.com/nglaze00/SCoNe_GCN, MIT license, Copyright (c) 2020
-    Nicholas Glaze), derived from the NOAA Global Drifter Program.
+    Source and license: ``dataBuoys.jld2`` of the SCoNe repository
+    (https://github.com/nglaze00/SCoNe_GCN), MIT license, Copyright (c) 2021
+    Nicholas Glaze: drifter tracks near Madagascar from 2011 to 2018 on the
+    hexagonal discretisation of Schaub et al.
 
     Args:
         root (str): Root directory; the raw file lives in :obj:`root/raw`.

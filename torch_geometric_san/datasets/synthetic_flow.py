@@ -65,7 +65,7 @@ def _sample_vertex(points: np.ndarray, region: np.ndarray,
 
 def sample_trajectory(
     points: np.ndarray,
-    adjacency: scipy.sparse.csr_matrix,
+    adjacency: scipy.sparse.csr_array,
     label: int,
     rng: np.random.Generator,
     max_attempts: int = 1000,
@@ -84,7 +84,7 @@ def sample_trajectory(
 
     Args:
         points (numpy.ndarray): Vertex positions, shape :obj:`[N, 2]`.
-        adjacency (scipy.sparse.csr_matrix): The vertex adjacency.
+        adjacency (scipy.sparse.csr_array): The symmetric vertex adjacency.
         label (int): The class, 0 (bottom-left hole) or 1 (top-right hole).
         rng (numpy.random.Generator): The random generator.
         max_attempts (int, optional): Walks to try before giving up.
@@ -126,10 +126,14 @@ class SyntheticFlowDataset(TrajectoryDataset):
     setting of the SAN paper (Giusti et al. 2022): 400 points, 1000 training
     and 200 test trajectories.
 
-    The complex: :obj:`num_points` points uniform in the unit square,
-    triangulated with :class:`scipy.spatial.Delaunay`; the square holes
-    :math:`[0.2, 0.4]^2` and :math:`[0.6, 0.8]^2` are cut out
-    (:func:`make_holey_triangulation`). Each trajectory runs from the
+    The complex: :obj:`num_points` points uniform in the unit square (as the
+    SAN paper states; the code of Bodnar et al. samples 1000 points in
+    :math:`[-0.05, 1.05]^2`), triangulated with
+    :class:`scipy.spatial.Delaunay`; the square holes :math:`[0.2, 0.4]^2`
+    and :math:`[0.6, 0.8]^2` are cut out (:func:`make_holey_triangulation`;
+    removing the triangles that touch a point in a hole makes the holes
+    somewhat larger than the squares). The edges are stored in lexicographic
+    order, the triangles in Delaunay's order. Each trajectory runs from the
     top-left to the bottom-right corner through a waypoint next to the
     bottom-left hole (label 0) or the top-right hole (label 1), as a biased
     self-avoiding random walk (:func:`sample_trajectory`). Its input is the
@@ -226,7 +230,7 @@ class SyntheticFlowDataset(TrajectoryDataset):
             torch.from_numpy(triangles), close=True,
             pos=torch.from_numpy(points).float())
         edges = complex.simplices_1.numpy()
-        adjacency = scipy.sparse.coo_matrix(
+        adjacency = scipy.sparse.coo_array(
             (np.ones(len(edges)), (edges[:, 0], edges[:, 1])),
             shape=(len(points), len(points)))
         adjacency = (adjacency + adjacency.T).tocsr()
