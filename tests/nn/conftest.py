@@ -53,6 +53,22 @@ class Kit:
         return torch.sparse_coo_tensor(index.flip(0), weight, (n, n),
                                        check_invariants=True).to_dense()
 
+    @staticmethod
+    def tap_weights(conv) -> Tuple[Tensor, ...]:
+        """The filter weights W_p [F_in, F_out] of each tap block of a
+        single-head layer, in the order of `conv.lin`."""
+        blocks = conv.lin.weight.view(conv.num_taps, -1, conv.in_channels)
+        return tuple(w.t() for w in blocks)
+
+    @classmethod
+    def setup_edges(cls, seed: int = 0):
+        """A complex with some edges in no triangle, a signal on its edges and
+        its order-1 operators (sparse and dense)."""
+        torch.manual_seed(seed)
+        data = cls.delaunay(13, seed=seed, drop_triangles=2)
+        x = torch.randn(data.num_simplices(1), 3, dtype=torch.float64)
+        return x, cls.operators(data, 1), cls.dense_operators(data, 1)
+
     @classmethod
     def dense_operators(cls, data: SimplicialComplexData, k: int) -> Tuple[Tensor, ...]:
         """Dense (L_up, L_down, L_hodge) of order k."""

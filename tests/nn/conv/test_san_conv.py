@@ -234,7 +234,7 @@ def test_gradcheck(kit, config):
     data = kit.delaunay(7, seed=7)
     ops = kit.operators(data, 1)
     x = torch.randn(data.num_simplices(1), 2, dtype=torch.float64, requires_grad=True)
-    conv = make_conv(2, 3, **config)
+    conv = make_conv(2, 3, cached=True, **config)
     params = tuple(conv.parameters())
 
     def fn(x, *params):
@@ -247,8 +247,8 @@ def test_gradgradcheck(kit):
     data = kit.delaunay(6, seed=8)
     ops = kit.operators(data, 1)
     x = torch.randn(data.num_simplices(1), 2, dtype=torch.float64, requires_grad=True)
-    conv = make_conv(2, 2, J_up=2, J_down=1, J_harmonic=1)
-    assert torch.autograd.gradgradcheck(lambda x: conv(x, *ops), (x, ))
+    conv = make_conv(2, 2, J_up=2, J_down=1, J_harmonic=1, cached=True)
+    assert torch.autograd.gradgradcheck(lambda x: conv(x, *ops), (x, ), fast_mode=True)
 
 
 def test_torch_compile_gives_the_same_output(kit):
@@ -397,3 +397,40 @@ def test_invalid_inputs(kit):
                                         check_invariants=True), ops[1], *ops[2:])
     with pytest.raises(TypeError, match="index tensor"):
         conv(x, ops[0].tolist(), *ops[1:])
+
+
+def _flip(ops, d):
+    """Flips the reference orientation of the simplices where d = -1: the
+    entry (i, j) of each Laplacian becomes d_i d_j L_ij."""
+    out = []
+    for i in (0, 2, 4):
+        index, weight = ops[i], ops[i + 1]
+        out += [index, weight * d[index[0]] * d[index[1]]]
+    return out
+
+
+@pytest.mark.parametrize('k,seed', [(1, 0), (1, 1), (2, 2), (2, 3)])
+def test_orientation_equivariance(kit, k, seed):
+    data = kit.clique(10, 0.7, seed=seed) if k == 2 else kit.delaunay(14, seed=seed)
+    ops = kit.operators(data, k)
+    n = data.num_simplices(k)
+    assert ops[0].numel() > 0 and ops[2].numel() > 0  # both branches present
+    torch.manual_seed(seed)
+    x = torch.randn(n, 3, dtype=torch.float64)
+    d = torch.where(torch.rand(n) < 0.5, -1.0, 1.0).double()
+    flipped = _flip(ops, d)
+    assert (d < 0).any() and (d > 0).any()
+
+    def net(conv1, conv2, x, ops):  # two layers with an odd activation
+        return conv2(torch.tanh(conv1(x, *ops)), *ops)
+
+    kwargs = dict(J_up=2, J_down=2, J_harmonic=3, heads=2, bias=False)
+    convs = [make_conv(3, 4, orientation_equivariant=True, **kwargs),
+             make_conv(8, 2, orientation_equivariant=True, **kwargs)]
+    out = net(*convs, x, ops)
+    assert torch.allclose(net(*convs, d[:, None] * x, flipped), d[:, None] * out,
+                          atol=1e-12)
+    # Plain attention is not equivariant (the test can fail):
+    plain = [make_conv(3, 4, **kwargs), make_conv(8, 2, **kwargs)]
+    assert not torch.allclose(net(*plain, d[:, None] * x, flipped),
+                              d[:, None] * net(*plain, x, ops))

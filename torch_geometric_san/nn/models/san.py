@@ -4,7 +4,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from torch_geometric.data import Data
+from torch_geometric.data import Batch, Data
 from torch_geometric.nn import MLP, global_add_pool, global_max_pool, global_mean_pool
 from torch_geometric.nn.resolver import activation_resolver
 from torch_geometric.typing import OptTensor
@@ -146,12 +146,15 @@ class SAN(torch.nn.Module):
                 :class:`~torch_geometric_san.data.SimplicialComplexData`, whose
                 :obj:`x_k` and order-:math:`k` operators are read.
             batch (torch.Tensor, optional): The complex of each simplex
-                :math:`(N)`, for the readout; read from the data object when
-                one is given. :obj:`None`: one complex. (default: :obj:`None`)
+                :math:`(N)`, for the readout; read from a batch of complexes
+                when one is given. :obj:`None`: one complex.
+                (default: :obj:`None`)
 
         Returns:
-            torch.Tensor: :math:`(..., N, F_{out})` per simplex, or
-            :math:`(..., G, F_{out})` per complex with a readout.
+            torch.Tensor: :math:`(..., N, F_{out})` per simplex; with a readout
+            :math:`(G, F_{out})` for :math:`G` complexes (:math:`G = 1`
+            without :obj:`batch`), :math:`(B, F_{out})` for :math:`B`
+            signals on one complex, or :math:`(B, G, F_{out})` for both.
         """
         if isinstance(x, Data):
             data, k = x, self.order
@@ -165,7 +168,7 @@ class SAN(torch.nn.Module):
             up_index, up_weight = data.up_laplacian(k)
             down_index, down_weight = data.down_laplacian(k)
             hodge_index, hodge_weight = data.hodge_laplacian(k)
-            batch = data.simplex_batch(k) if self.readout is not None else None
+            batch = data.simplex_batch(k) if isinstance(data, Batch) else None
 
         for layer, conv in enumerate(self.convs):
             x = conv(x, up_index, up_weight, down_index, down_weight, hodge_index,

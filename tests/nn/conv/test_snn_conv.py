@@ -1,0 +1,13 @@
+import torch
+
+from torch_geometric_san.nn import SNNConv
+
+
+def test_snn_convolves_with_the_hodge_laplacian(kit):
+    x, ops, (Lu, Ld, _) = kit.setup_edges(seed=2)
+    conv = SNNConv(3, 4).double()
+    torch.nn.init.normal_(conv.bias)
+    (W, ) = kit.tap_weights(conv)  # one weight, shared by both branches
+    expected = (Ld + Lu) @ x @ W + conv.bias
+    assert torch.allclose(conv(x, *ops[:4]), expected, atol=1e-12)
+    assert str(conv) == 'SNNConv(3, 4)'

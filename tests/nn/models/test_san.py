@@ -1,0 +1,148 @@
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from torch_geometric.data import Data
+from torch_geometric.loader import DataLoader
+
+from torch_geometric_san.nn import SANConv, SATConv, SCNConv, SCNNConv, SNNConv
+from torch_geometric_san.nn.models import SAN, SAT, SCN, SCNN, SNN
+
+
+def with_signal(data, k=1, channels=3, batch=None, seed=0):
+    torch.manual_seed(seed)
+    shape = (data.num_simplices(k), channels) if batch is None else (
+        batch, data.num_simplices(k), channels)
+    data[f'x_{k}'] = torch.randn(*shape, dtype=torch.float64)
+    return data
+
+
+def test_per_simplex_model_stacks_its_layers(kit):
+    data = with_signal(kit.delaunay(12))
+    torch.manual_seed(0)
+    model = SAN(3, 8, num_layers=2, out_channels=2,
+                conv_kwargs=dict(J_up=2, J_down=2, J_harmonic=3, heads=2)).double()
+    out = model(data)
+    assert out.shape == (data.num_simplices(1), 2)
+    first, second = model.convs
+    assert second.concat is False and second.in_channels == 16
+    ops = kit.operators(data, 1)
+    assert torch.allclose(out, second(F.relu(first(data.x_1, *ops)), *ops))
+    assert torch.allclose(model(data.x_1, *ops), out)  # tensors directly
+
+
+@pytest.mark.parametrize('k', [0, 2])
+def test_other_orders(kit, k):
+    data = with_signal(kit.delaunay(12), k=k)
+    model = SAN(3, 8, num_layers=2, out_channels=1, order=k,
+                conv_kwargs=dict(J_up=2, J_down=2, J_harmonic=2)).double()
+    out = model(data)
+    assert out.shape == (data.num_simplices(k), 1) and torch.isfinite(out).all()
+
+
+@pytest.mark.parametrize('readout', ['sum', 'mean', 'max'])
+def test_readout_over_a_batch_of_complexes(kit, readout):
+    complexes = [with_signal(kit.delaunay(n, seed=n), seed=n) for n in (9, 12, 10)]
+    model = SAN(3, 8, num_layers=2, out_channels=2, readout=readout).double().eval()
+    batch = next(iter(DataLoader(complexes, batch_size=3)))
+    out = model(batch)
+    assert out.shape == (3, 2)
+    alone = torch.cat([model(data) for data in complexes])
+    assert torch.allclose(out, alone, atol=1e-12)
+
+
+def test_readout_over_signals_on_one_complex(kit):
+    data = with_signal(kit.delaunay(12), batch=5)
+    model = SAN(3, 4, num_layers=1, out_channels=2, readout='sum').double().eval()
+    out = model(data)
+    assert out.shape == (5, 2)
+    ops = kit.operators(data, 1)
+    for b in range(5):
+        assert torch.allclose(out[b], model(data.x_1[b], *ops)[0], atol=1e-12)
+
+
+def test_trajectory_configuration_trains(kit):
+    # The paper's trajectory set-up: one layer, 4 features, J_u = J_d = 3,
+    # eps = 0.9, J_h = 5, MLP readout (logits + cross-entropy), dropout 0.6.
+    data = kit.delaunay(16, seed=3, dtype=torch.float32)
+    n = data.num_simplices(1)
+    torch.manual_seed(0)
+    pattern = torch.randn(n, 1)
+    x = torch.randn(64, n, 1) * 0.1
+    y = torch.randint(0, 2, (64, ))
+    x[y == 1] += pattern  # class 1 carries a fixed flow
+    model = SAN(1, 4, num_layers=1, out_channels=2, readout='sum', act='tanh',
+                dropout=0.6, conv_kwargs=dict(J_up=3, J_down=3, J_harmonic=5,
+                                              eps=0.9, cached=True))
+    ops = kit.operators(data, 1)
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.01, weight_decay=0.003)
+    losses = []
+    for _ in range(40):
+        optimizer.zero_grad()
+        loss = F.cross_entropy(model(x, *ops), y)
+        loss.backward()
+        optimizer.step()
+        losses.append(float(loss))
+    assert losses[-1] < 0.5 * losses[0]
+    model.eval()
+    assert (model(x, *ops).argmax(dim=-1) == y).float().mean() > 0.9
+
+
+def test_citation_configuration(kit):
+    # 4 layers (h, h, h, 1), J = 2, J_h = 0, ReLU, Xavier gain sqrt(2).
+    data = with_signal(kit.delaunay(12), channels=1)
+    torch.manual_seed(0)
+    model = SAN(1, 16, num_layers=4, out_channels=1,
+                conv_kwargs=dict(J_up=2, J_down=2, J_harmonic=0, gain=math.sqrt(2))
+                ).double()
+    assert [conv.out_channels for conv in model.convs] == [16, 16, 16, 1]
+    bound = math.sqrt(2) * math.sqrt(6 / (16 + 16))
+    weight = model.convs[1].lin.weight
+    assert bound * 0.8 < weight.abs().max() <= bound
+    assert model(data).shape == (data.num_simplices(1), 1)
+
+
+@pytest.mark.parametrize('cls,conv_cls', [(SAN, SANConv), (SAT, SATConv),
+                                          (SCNN, SCNNConv), (SNN, SNNConv),
+                                          (SCN, SCNConv)])
+def test_baselines_are_the_same_network(kit, cls, conv_cls):
+    data = with_signal(kit.delaunay(12))
+    model = cls(3, 8, num_layers=2, out_channels=2, readout='mean').double()
+    assert all(type(conv) is conv_cls for conv in model.convs)
+    out = model(data)
+    assert out.shape == (1, 2) and torch.isfinite(out).all()
+    model.reset_parameters()
+
+
+def test_orientation_equivariant_network(kit):
+    data = kit.delaunay(14, seed=4)
+    ops = kit.operators(data, 1)
+    n = data.num_simplices(1)
+    torch.manual_seed(1)
+    x = torch.randn(n, 3, dtype=torch.float64)
+    d = torch.where(torch.rand(n) < 0.5, -1.0, 1.0).double()
+    flipped = []
+    for i in (0, 2, 4):
+        flipped += [ops[i], ops[i + 1] * d[ops[i][0]] * d[ops[i][1]]]
+    model = SAN(3, 8, num_layers=3, out_channels=2, act='tanh',
+                conv_kwargs=dict(J_up=2, J_down=2, J_harmonic=2, bias=False,
+                                 orientation_equivariant=True)).double()
+    assert torch.allclose(model(d[:, None] * x, *flipped), d[:, None] * model(x, *ops),
+                          atol=1e-12)
+
+
+def test_invalid_arguments(kit):
+    with pytest.raises(ValueError, match="readout"):
+        SAN(3, 8, 2, 1, readout='median')
+    with pytest.raises(ValueError, match="num_layers"):
+        SAN(3, 8, 0, 1)
+    with pytest.raises(ValueError, match="dropout"):
+        SAN(3, 8, 1, 1, dropout=1.5)
+    model = SAN(3, 8, 1, 1, order=2)
+    with pytest.raises(ValueError, match="x_2"):
+        model(with_signal(kit.delaunay(10)))
+    with pytest.raises(TypeError, match="SimplicialComplexData"):
+        model(Data(x=torch.randn(3, 3)))
+    assert str(model) == "SAN(3, 1, num_layers=1, order=2, readout=None)"

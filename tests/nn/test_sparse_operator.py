@@ -1,0 +1,135 @@
+import pytest
+import torch
+
+from torch_geometric.typing import WITH_TORCH_SPARSE, SparseTensor
+
+from torch_geometric_san.nn import SparseOperator
+from torch_geometric_san.nn.sparse import to_index_weight
+
+
+def random_operator(n=7, density=0.4, seed=0, symmetric=False):
+    torch.manual_seed(seed)
+    dense = (torch.rand(n, n) < density).double() * torch.randn(n, n, dtype=torch.float64)
+    if symmetric:
+        dense = dense + dense.t()
+    index = dense.nonzero().t().flip(0)  # [source; target] of dense[target, source]
+    return dense, index, dense[index[1], index[0]]
+
+
+def test_matmul_and_sddmm_match_dense():
+    dense, index, weight = random_operator()
+    perm = torch.randperm(index.size(1))
+    op = SparseOperator.from_index(index[:, perm], weight[perm], 7)
+    x = torch.randn(7, 3, dtype=torch.float64)
+    assert torch.allclose(op.matmul(op.weight, x), dense @ x)
+    a = torch.randn(7, 3, dtype=torch.float64)
+    expected = (a @ x.t())[op.index[1], op.index[0]]
+    assert torch.allclose(op.sddmm(a, x), expected)
+
+
+def test_gradients_and_double_backward():
+    _, index, weight = random_operator(seed=1)
+    op = SparseOperator.from_index(index, weight, 7)
+    value = op.weight.clone().requires_grad_()
+    x = torch.randn(7, 2, dtype=torch.float64, requires_grad=True)
+    a = torch.randn(7, 2, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(op.matmul, (value, x))
+    assert torch.autograd.gradgradcheck(op.matmul, (value, x))
+    assert torch.autograd.gradcheck(op.sddmm, (a, x))
+    assert torch.autograd.gradgradcheck(op.sddmm, (a, x))
+
+
+def test_from_index_sorts_and_sums_duplicates():
+    index = torch.tensor([[2, 0, 2, 1], [1, 0, 1, 2]])
+    op = SparseOperator.from_index(index, torch.tensor([1., 2., 3., 4.]), 3)
+    assert op.index.tolist() == [[0, 2, 1], [0, 1, 2]]
+    assert op.weight.tolist() == [2., 4., 4.]
+    assert op.ptr.tolist() == [0, 1, 2, 3]
+    sorted_index = op.index.clone()
+    again = SparseOperator.from_index(sorted_index, op.weight, 3)
+    assert again.index.data_ptr() == sorted_index.data_ptr()  # no copy when sorted
+
+
+def test_neighbourhood():
+    # Row 0: diagonal and two neighbours; row 1: neighbour with weight 0 only;
+    # row 2: diagonal only; row 3: neighbours but no diagonal; row 4: empty.
+    index = torch.tensor([[0, 1, 2, 0, 2, 0, 1], [0, 0, 0, 1, 2, 3, 3]])
+    weight = torch.tensor([2., -1., 1., 0., 3., 1., -1.])
+    op = SparseOperator.from_index(index, weight, 5)
+    with_loops = op.neighbourhood(self_loops=True)
+    assert with_loops.index.tolist() == [[0, 1, 2, 2, 0, 1, 3], [0, 0, 0, 2, 3, 3, 3]]
+    assert with_loops.weight.tolist() == [1., -1., 1., 1., 1., -1., 1.]
+    without = op.neighbourhood(self_loops=False)
+    assert without.index.tolist() == [[1, 2, 0, 1], [0, 0, 3, 3]]
+    assert without.weight.tolist() == [-1., 1., 1., -1.]
+    assert op.neighbourhood(True).index.tolist() == with_loops.index.tolist()
+
+
+def test_shifted_and_expand():
+    dense, index, weight = random_operator(seed=2, symmetric=True)
+    op = SparseOperator.from_index(index, weight, 7)
+    x = torch.randn(7, 2, dtype=torch.float64)
+    shifted = op.shifted(0.3)
+    assert torch.allclose(shifted.matmul(shifted.weight, x),
+                          (torch.eye(7, dtype=torch.float64) - 0.3 * dense) @ x)
+    block = op.expand(3)
+    assert op.expand(3) is block and op.expand(1) is op
+    values = torch.randn(3, op.nnz, dtype=torch.float64)
+    xs = torch.randn(3, 7, 2, dtype=torch.float64)
+    out = block.matmul(values.view(-1), xs.view(21, 2)).view(3, 7, 2)
+    for g in range(3):
+        assert torch.allclose(out[g], op.matmul(values[g], xs[g]))
+    values.requires_grad_()
+    xs.requires_grad_()
+    assert torch.autograd.gradcheck(lambda v, x: block.matmul(v.view(-1), x.view(21, 2)),
+                                    (values, xs))
+
+
+def test_empty_operator():
+    op = SparseOperator.from_index(torch.empty(2, 0, dtype=torch.long), None, 4)
+    x = torch.randn(4, 3, requires_grad=True)
+    out = op.matmul(torch.empty(0), x)
+    assert torch.equal(out, torch.zeros(4, 3))
+    out.sum().backward()
+    assert torch.equal(x.grad, torch.zeros(4, 3))
+
+
+def test_to_index_weight():
+    _, index, weight = random_operator(seed=3)
+    adj_t = torch.sparse_coo_tensor(index.flip(0), weight, (7, 7), check_invariants=True)
+    for sparse in (adj_t, adj_t.to_sparse_csr()):
+        out_index, out_weight = to_index_weight(sparse)
+        assert torch.equal(SparseOperator.from_index(out_index, out_weight, 7).index,
+                           SparseOperator.from_index(index, weight, 7).index)
+    assert to_index_weight(index, weight) == (index, weight)
+    with pytest.raises(ValueError, match="carries its own values"):
+        to_index_weight(adj_t, weight)
+    with pytest.raises(TypeError, match="index tensor"):
+        to_index_weight([[0], [1]])
+
+
+@pytest.mark.skipif(not WITH_TORCH_SPARSE, reason="torch_sparse is not installed "
+                    "(or blocked by TGSAN_WITHOUT_EXTENSIONS=1)")
+def test_to_index_weight_from_sparse_tensor():
+    _, index, weight = random_operator(seed=4)
+    adj_t = SparseTensor(row=index[1], col=index[0], value=weight, sparse_sizes=(7, 7))
+    out_index, out_weight = to_index_weight(adj_t)
+    op = SparseOperator.from_index(out_index, out_weight, 7)
+    expected = SparseOperator.from_index(index, weight, 7)
+    assert torch.equal(op.index, expected.index) and torch.equal(op.weight, expected.weight)
+
+
+def test_invalid_operators():
+    index = torch.tensor([[0, 1], [1, 0]])
+    with pytest.raises(TypeError, match="torch.long"):
+        SparseOperator.from_index(index.float(), None, 2)
+    with pytest.raises(ValueError, match=r"\[2, nnz\]"):
+        SparseOperator.from_index(index.view(1, -1), None, 2)
+    with pytest.raises(ValueError, match="outside"):
+        SparseOperator.from_index(index, None, 1)
+    with pytest.raises(ValueError, match="outside"):
+        SparseOperator.from_index(-index, None, 2)
+    with pytest.raises(TypeError, match="floating-point"):
+        SparseOperator.from_index(index, torch.tensor([1, 2]), 2)
+    with pytest.raises(ValueError, match="weight of shape"):
+        SparseOperator.from_index(index, torch.ones(3), 2)
