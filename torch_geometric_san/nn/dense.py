@@ -41,28 +41,26 @@ def dense_san_conv(
         :math:`(N, F_{out})` if :obj:`conv.concat` is :obj:`False`.
     """
     N, H, C = x.size(0), conv.heads, conv.out_channels
-    blocks = conv.filter_taps(x)
+    taps = conv.filter_taps(x)  # per branch, J tensors [N, H, C]
     eye = torch.eye(N, dtype=x.dtype, device=x.device)
     out = x.new_zeros(N, H, C)
     for branch, lap in (('up', up), ('down', down)):
-        if branch not in blocks or lap is None:
+        if branch not in taps or lap is None:
             continue
-        taps = blocks[branch]  # [N, J, H, C]
-        J = taps.size(1)
         for head in range(H):
-            h = taps[:, :, head]  # [N, J, C]
+            h = torch.stack([t[:, head] for t in taps[branch]], dim=1)  # [N, J, C]
             A = lap if conv.attention is None else _attention_matrix(
                 conv, branch, lap, h, head)
             power = eye
-            for p in range(J):
+            for p in range(h.size(1)):
                 power = power @ A
                 out[:, head] = out[:, head] + power @ h[:, p]
-    if 'harmonic' in blocks:
+    if 'harmonic' in taps:
         P = eye
         if conv.J_harmonic:
             assert hodge is not None
             P = torch.linalg.matrix_power(eye - conv.eps * hodge, conv.J_harmonic)
-        out = out + torch.einsum('ij,jhc->ihc', P, blocks['harmonic'][:, 0])
+        out = out + torch.einsum('ij,jhc->ihc', P, taps['harmonic'][0])
     out = out.reshape(N, H * C) if conv.concat else out.mean(dim=1)
     return out if conv.bias is None else out + conv.bias
 

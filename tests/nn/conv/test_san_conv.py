@@ -234,7 +234,7 @@ def test_gradcheck(kit, config):
     data = kit.delaunay(7, seed=7)
     ops = kit.operators(data, 1)
     x = torch.randn(data.num_simplices(1), 2, dtype=torch.float64, requires_grad=True)
-    conv = make_conv(2, 3, cached=True, **config)
+    conv = make_conv(2, 2, cached=True, **config)
     params = tuple(conv.parameters())
 
     def fn(x, *params):
@@ -320,6 +320,27 @@ def test_cached_operators(kit):
     x = torch.randn(second.num_simplices(1), 3, dtype=torch.float64)
     assert torch.allclose(conv(x, *kit.operators(second, 1)),
                           dense_san_conv(conv, x, *kit.dense_operators(second, 1)))
+
+
+def test_operators_are_reused_only_for_the_same_unmodified_tensors(kit):
+    data = kit.delaunay(10, seed=12)
+    ops = [t.clone() for t in kit.operators(data, 1)]
+    x = torch.randn(data.num_simplices(1), 3, dtype=torch.float64)
+    conv = make_conv(J_up=2, J_down=2, J_harmonic=2, attention=None)
+    out = conv(x, *ops)
+    built = conv._last_operators[1]
+    assert torch.equal(conv(x, *ops), out)
+    assert conv._last_operators[1] is built  # same tensors: reused
+    ops[1].mul_(2.0)  # in place: the version counter changes
+    doubled = conv(x, *ops)
+    assert conv._last_operators[1] is not built
+    assert torch.allclose(doubled, dense_san_conv(conv, x, *[
+        kit.dense(ops[i], ops[i + 1], x.size(0)) for i in (0, 2, 4)]))
+    assert not torch.allclose(doubled, out)
+    copies = [t.clone() for t in ops]  # equal values, other objects: rebuilt
+    built = conv._last_operators[1]
+    assert torch.allclose(conv(x, *copies), doubled)
+    assert conv._last_operators[1] is not built
 
 
 def test_attention_dropout(kit):

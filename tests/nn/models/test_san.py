@@ -133,6 +133,35 @@ def test_orientation_equivariant_network(kit):
                           atol=1e-12)
 
 
+@pytest.mark.parametrize('act,invariant', [('tanh', True), ('identity', True),
+                                          ('relu', False)])
+def test_invariant_readout(kit, act, invariant):
+    # Orientation-equivariant layers, an odd activation and the absolute-value
+    # readout give logits that do not depend on the edge orientations; ReLU
+    # (not odd) breaks it, and so does the plain sum readout.
+    data = kit.delaunay(14, seed=4)
+    ops = kit.operators(data, 1)
+    n = data.num_simplices(1)
+    torch.manual_seed(1)
+    x = torch.randn(6, n, 1, dtype=torch.float64)
+    d = torch.where(torch.rand(n) < 0.5, -1.0, 1.0).double()
+    flipped = []
+    for i in (0, 2, 4):
+        flipped += [ops[i], ops[i + 1] * d[ops[i][0]] * d[ops[i][1]]]
+    conv_kwargs = dict(J_up=3, J_down=3, J_harmonic=5, bias=False,
+                       orientation_equivariant=True)
+    model = SAN(1, 4, num_layers=1, out_channels=2, readout='sum', act=act,
+                conv_kwargs=conv_kwargs, invariant_readout=True).double().eval()
+    out, out_flipped = model(x, *ops), model(d[:, None] * x, *flipped)
+    assert out.shape == (6, 2)
+    assert torch.allclose(out, out_flipped, atol=1e-12) is invariant
+    plain = SAN(1, 4, num_layers=1, out_channels=2, readout='sum', act=act,
+                conv_kwargs=conv_kwargs).double().eval()
+    assert not torch.allclose(plain(x, *ops), plain(d[:, None] * x, *flipped))
+    with pytest.raises(ValueError, match="invariant_readout"):
+        SAN(1, 4, 1, 2, invariant_readout=True)
+
+
 def test_invalid_arguments(kit):
     with pytest.raises(ValueError, match="readout"):
         SAN(3, 8, 2, 1, readout='median')

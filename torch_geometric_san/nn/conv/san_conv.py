@@ -1,3 +1,4 @@
+import weakref
 from typing import Dict, List, NamedTuple, Optional, Tuple, Union
 
 import torch
@@ -75,6 +76,14 @@ class SANConv(MessagePassing):
     :class:`~torch_geometric.nn.conv.GATConv`, an isolated simplex therefore
     does not receive its own features from an attention branch.
 
+    **Caching.** Each call turns the given Laplacians into sparse operators
+    (attention neighbourhoods, compressed rows and their transposes, the
+    shifted Hodge Laplacian), which costs a few sorts of the entries. The layer
+    keeps the operators of its last call and reuses them when the next call
+    passes the very same tensor objects, unmodified (PyTorch's version counter
+    of each tensor is checked, and none may require gradients): training on
+    one complex pays once, a new batch of complexes is processed anew.
+
     **Special cases** (paper, "Comparisons with related works"):
     GAT is :obj:`SANConv(J_up=1, J_down=0, J_harmonic=None,
     add_self_loops=False, bias=False)` on node signals;
@@ -131,10 +140,10 @@ class SANConv(MessagePassing):
         orientation_equivariant (bool, optional): See above.
             (default: :obj:`False`)
         cached (bool, optional): If :obj:`True`, the sparse operators built
-            from the first inputs (self-loops, compressed rows, transposes)
-            are cached and reused by every later call. Only for inputs that
-            always live on the same complex (transductive learning, or many
-            signals on one complex). (default: :obj:`False`)
+            from the first inputs are cached and reused by every later call,
+            whatever it passes (see **Caching**). Only for inputs that always
+            live on the same complex (transductive learning, or many signals
+            on one complex). (default: :obj:`False`)
         gain (float, optional): Gain of the Glorot (Xavier uniform)
             initialisation of the filter weights and attention vectors.
             (default: :obj:`1.0`)
@@ -231,6 +240,7 @@ class SANConv(MessagePassing):
         self.cached = cached
         self.gain = gain
         self._cached_operators: Optional[_Operators] = None
+        self._last_operators: Optional[Tuple[tuple, _Operators]] = None
 
         # Filter taps: rows of `lin` in blocks of `heads * out_channels`, the
         # J_up upper taps, the J_down lower taps (unless shared) and the
@@ -269,7 +279,7 @@ class SANConv(MessagePassing):
 
     def reset_parameters(self):
         super().reset_parameters()
-        self._cached_operators = None
+        self._cached_operators = self._last_operators = None
         block = self.heads * self.out_channels
         for weight in self.lin.weight.data.split(block, dim=0):
             glorot(weight)
@@ -326,37 +336,32 @@ class SANConv(MessagePassing):
         B, N = x.size(0), x.size(1)
         H, C = self.heads, self.out_channels
 
-        ops = self._cached_operators
-        if ops is None:
-            ops = self._operators(N, x.device, up_index, up_weight, down_index,
-                                  down_weight, hodge_index, hodge_weight)
-            if self.cached:
-                self._cached_operators = ops
+        ops = self._operators(N, x.device, up_index, up_weight, down_index,
+                              down_weight, hodge_index, hodge_weight)
 
-        blocks = self.filter_taps(x)
+        taps = self.filter_taps(x)
         out: Optional[Tensor] = None
         attention_weights: List[Optional[Tuple[Tensor, Tensor]]] = []
         for branch in ('up', 'down'):
             op: Optional[SparseOperator] = getattr(ops, branch)
             weights: Optional[Tuple[Tensor, Tensor]] = None
             if op is not None and op.nnz > 0:
-                taps = blocks[branch]
                 if self.attention is None:
-                    out_branch = self._fixed_branch(op, taps)
+                    out_branch = self._fixed_branch(op, taps[branch])
                 else:
-                    out_branch, alpha = self._attention_branch(branch, op, taps)
+                    out_branch, alpha = self._attention_branch(branch, op, x,
+                                                               taps[branch])
                     weights = (op.index, alpha if batched else alpha[0])
                 out = out_branch if out is None else out + out_branch
             elif op is not None and self.attention is not None:
                 weights = (op.index, x.new_zeros((B, 0, H) if batched else (0, H)))
             attention_weights.append(weights)
 
-        if 'harmonic' in blocks:
-            taps = blocks['harmonic']
+        if 'harmonic' in taps:
             if ops.harmonic is None:  # J_harmonic = 0: P = I
-                out_branch = taps[:, :, 0]
+                out_branch = taps['harmonic'][0]
             else:
-                out_branch = self._fixed_branch(ops.harmonic, taps,
+                out_branch = self._fixed_branch(ops.harmonic, taps['harmonic'],
                                                 hops=self.J_harmonic)
             out = out_branch if out is None else out + out_branch
         if out is None:  # no branch reaches any simplex
@@ -371,27 +376,50 @@ class SANConv(MessagePassing):
             return out, (attention_weights[0], attention_weights[1])
         return out
 
-    def filter_taps(self, x: Tensor) -> Dict[str, Tensor]:
-        r"""The filtered features :math:`\mathbf{Z}\mathbf{W}_p` of every
-        branch, as :obj:`{'up': [..., N, J_u, H, C], 'down': [..., N, J_d, H,
-        C], 'harmonic': [..., N, 1, H, C]}` (present branches only; with
+    def filter_taps(self, x: Tensor) -> Dict[str, List[Tensor]]:
+        r"""The filtered features :math:`\mathbf{Z}\mathbf{W}_p`, one tensor
+        :math:`(..., N, H, F_{out})` per tap :math:`p`, as :obj:`{'up':
+        [...], 'down': [...], 'harmonic': [...]}` (present branches only; with
         :obj:`shared_weights`, :obj:`'down'` is :obj:`'up'`).
 
         Args:
             x (torch.Tensor): Simplex features :math:`(..., N, F_{in})`.
         """
-        # One product for all taps, split (not sliced, so that the backward
-        # concatenates once) into the blocks of the branches.
-        y = self.lin(x).view(*x.shape[:-1], self.num_taps, self.heads,
-                             self.out_channels)
-        blocks = dict(zip(self._blocks, y.split(self._block_sizes, dim=-3)))
+        # One product per tap, so that each comes out contiguous.
+        shape = (*x.shape[:-1], self.heads, self.out_channels)
+        ys = [F.linear(x, w).view(shape) for w in self._tap_weights()]
+        taps: Dict[str, List[Tensor]] = {}
+        for branch, size in zip(self._blocks, self._block_sizes):
+            taps[branch], ys = ys[:size], ys[size:]
         if self.shared_weights:
-            blocks['down'] = blocks['up']
-        return blocks
+            taps['down'] = taps['up']
+        return taps
+
+    def _tap_weights(self) -> Tuple[Tensor, ...]:
+        # W_p^T of every tap, [heads * out_channels, in_channels] each.
+        return self.lin.weight.split(self.heads * self.out_channels, dim=0)
 
     @torch.compiler.disable
-    def _operators(self, num_nodes, device, up_index, up_weight, down_index,
-                   down_weight, hodge_index, hodge_weight) -> _Operators:
+    def _operators(self, num_nodes: int, device: torch.device,
+                   *inputs: Optional[Adj]) -> _Operators:
+        # The sparse operators of the inputs: with `cached`, those of the first
+        # call; otherwise those of the previous call if it got the very same
+        # tensors (same objects, not modified in place since, no gradient),
+        # else built anew.
+        if self.cached and self._cached_operators is not None:
+            return self._cached_operators
+        key = _cache_key(num_nodes, device, inputs)
+        last = self._last_operators
+        if key is not None and last is not None and _same_key(last[0], key):
+            return last[1]
+        ops = self._build_operators(num_nodes, device, *inputs)
+        if self.cached:
+            self._cached_operators = ops
+        self._last_operators = None if key is None else (key, ops)
+        return ops
+
+    def _build_operators(self, num_nodes, device, up_index, up_weight, down_index,
+                         down_weight, hodge_index, hodge_weight) -> _Operators:
         branches = []
         for branch, index, weight, J in (
             ('up', up_index, up_weight, self.J_up),
@@ -444,48 +472,57 @@ class SANConv(MessagePassing):
             return self.message_and_aggregate(op, x, value)
         return self.propagate(op.index, x=x, alpha=value.view(-1, 1))
 
-    def _fixed_branch(self, op: SparseOperator, taps: Tensor,
+    def _fixed_branch(self, op: SparseOperator, taps: List[Tensor],
                       hops: Optional[int] = None) -> Tensor:
         # Values shared by all signals and heads: one product on [N, B*H*C].
-        B, N, J, H, C = taps.shape
-        wide = taps.permute(2, 1, 0, 3, 4).reshape(J, N, B * H * C).unbind(0)
+        B, N, H, C = taps[0].shape
+        wide = [h.transpose(0, 1).reshape(N, B * H * C) for h in taps]
         assert op.weight is not None
-        out = self._horner(op.expand(1), op.weight.to(taps.dtype), list(wide), hops)
+        out = self._horner(op.expand(1), op.weight.to(taps[0].dtype), wide, hops)
         return out.view(N, B, H, C).transpose(0, 1)
 
-    def _attention_branch(self, branch: str, op: SparseOperator,
-                          taps: Tensor) -> Tuple[Tensor, Tensor]:
+    def _attention_branch(self, branch: str, op: SparseOperator, x: Tensor,
+                          taps: List[Tensor]) -> Tuple[Tensor, Tensor]:
         # Values differ per signal and head: a block-diagonal operator on
         # [B*H*N, C], one block per (signal, head).
-        B, N, J, H, C = taps.shape
-        G = B * H
+        B, N, H, C = taps[0].shape
+        J, G = len(taps), B * H
         op_g = op.expand(G)
+        block = [h.transpose(1, 2).reshape(G * N, C) for h in taps]
         key = 'shared' if self.attention == 'shared' else branch
         if self.orientation_equivariant:
-            # e_ij = sign(L_ij) <a * h_i, h_j>, an SDDMM on the pattern.
-            h = taps.permute(0, 3, 1, 2, 4).reshape(B, H, N, J * C)
-            att = self.att[key].view(1, H, 1, J * C)
+            # e_ij = sign(L_ij) <a * h_i, h_j> over the concatenated taps, an
+            # SDDMM on the pattern.
+            h = torch.stack(block, dim=1).view(G, N, J, C)
+            att = self.att[key].view(H, J, C).repeat(B, 1, 1).view(G, 1, J, C)
             assert op.weight is not None
-            sign = op.weight.to(taps.dtype).repeat(G)
+            sign = op.weight.to(x.dtype).repeat(G)
             score = sign * op_g.sddmm((h * att).view(G * N, J * C),
-                                      h.reshape(G * N, J * C))
+                                      h.view(G * N, J * C))
             alpha = self.edge_updater(op_g.index, size=(G * N, G * N),
                                       alpha=None, score=score.view(-1, 1))
             alpha = alpha.view(-1)
             value = alpha * sign
         else:
-            att_src = self.att[key + '_src'].view(H, J, C)
-            att_dst = self.att[key + '_dst'].view(H, J, C)
-            alpha_src = torch.einsum('bnjhc,hjc->bhn', taps, att_src)
-            alpha_dst = torch.einsum('bnjhc,hjc->bhn', taps, att_dst)
+            # a^T h_i = (sum_p W_p a_p)^T z_i: the attention vectors folded into
+            # the filter weights, so that no [N, J * C] product is formed.
+            weight = torch.stack(self._tap_weights()[self._tap_offset(branch):][:J])
+            weight = weight.view(J, H, C, -1)
+            att = torch.stack([self.att[key + '_src'], self.att[key + '_dst']])
+            att = att.view(2, H, J, C).permute(0, 2, 1, 3).unsqueeze(-1)
+            folded = (att * weight).sum(dim=(1, 3)).view(2 * H, -1)  # [2H, F_in]
+            scores = F.linear(x, folded).view(B, N, 2, H).permute(2, 0, 3, 1)
             alpha = self.edge_updater(
                 op_g.index, size=(G * N, G * N), score=None,
-                alpha=(alpha_src.reshape(G * N, 1), alpha_dst.reshape(G * N, 1)))
+                alpha=(scores[0].reshape(G * N, 1), scores[1].reshape(G * N, 1)))
             alpha = value = alpha.view(-1)
-        block = taps.permute(2, 0, 3, 1, 4).reshape(J, G * N, C).unbind(0)
-        out = self._horner(op_g, value, list(block))
+        out = self._horner(op_g, value, block)
         alpha = alpha.view(B, H, op.nnz).transpose(1, 2)
         return out.view(B, H, N, C).transpose(1, 2), alpha
+
+    def _tap_offset(self, branch: str) -> int:
+        name = 'up' if self.shared_weights and branch == 'down' else branch
+        return sum(self._block_sizes[:self._blocks.index(name)])
 
     def edge_update(self, alpha_j: OptTensor, alpha_i: OptTensor,
                     score: OptTensor, index: Tensor,
@@ -511,3 +548,29 @@ class SANConv(MessagePassing):
                 f'{self.out_channels}, J_up={self.J_up}, J_down={self.J_down}, '
                 f'J_harmonic={self.J_harmonic}, heads={self.heads}, '
                 f'attention={self.attention!r})')
+
+
+def _cache_key(num_nodes: int, device: torch.device,
+               inputs: Tuple[Optional[Adj], ...]) -> Optional[tuple]:
+    # Weak references with version counters: a tensor that was freed or
+    # modified in place never matches again. None if an input cannot be keyed.
+    key: list = [num_nodes, device]
+    for value in inputs:
+        if value is None:
+            key.append(None)
+        elif isinstance(value, Tensor) and not value.requires_grad:
+            key.append((weakref.ref(value), value._version))
+        else:
+            return None
+    return tuple(key)
+
+
+def _same_key(old: tuple, new: tuple) -> bool:
+    if old[:2] != new[:2]:
+        return False
+    for a, b in zip(old[2:], new[2:]):
+        if (a is None) != (b is None):
+            return False
+        if a is not None and (a[0]() is None or a[0]() is not b[0]() or a[1] != b[1]):
+            return False
+    return True

@@ -56,6 +56,14 @@ class SAN(torch.nn.Module):
         conv_kwargs (dict, optional): Arguments of every layer, e.g.
             :obj:`dict(J_up=3, J_down=3, J_harmonic=5, eps=0.9)` or
             :obj:`dict(gain=2 ** 0.5)`. (default: :obj:`None`)
+        invariant_readout (bool, optional): If :obj:`True`, the readout pools
+            the absolute values of the simplex features. Flipping the
+            orientation of simplices flips the signs of the matching rows of
+            orientation-equivariant layers (:obj:`conv_kwargs=dict(
+            orientation_equivariant=True, bias=False)`) followed by an odd
+            activation (:obj:`"identity"`, :obj:`"tanh"`), so the output of
+            such a network then does not depend on the orientations.
+            (default: :obj:`False`)
 
     Example:
         >>> import torch
@@ -84,6 +92,7 @@ class SAN(torch.nn.Module):
         act: Union[str, Callable, None] = 'relu',
         dropout: float = 0.0,
         conv_kwargs: Optional[Dict[str, Any]] = None,
+        invariant_readout: bool = False,
     ):
         super().__init__()
         if not isinstance(num_layers, int) or num_layers < 1:
@@ -93,12 +102,15 @@ class SAN(torch.nn.Module):
                              f"(got {readout!r})")
         if not 0.0 <= dropout < 1.0:
             raise ValueError(f"'dropout' must lie in [0, 1) (got {dropout})")
+        if invariant_readout and readout is None:
+            raise ValueError("'invariant_readout' needs a readout")
         self.in_channels = in_channels
         self.hidden_channels = hidden_channels
         self.num_layers = num_layers
         self.out_channels = out_channels
         self.order = order
         self.readout = readout
+        self.invariant_readout = invariant_readout
         self.dropout = dropout
         self.act = activation_resolver(act if act is not None else 'identity')
         conv_kwargs = dict(conv_kwargs or {})
@@ -180,6 +192,8 @@ class SAN(torch.nn.Module):
         if self.mlp is None:
             return x
         assert self.readout is not None
+        if self.invariant_readout:
+            x = x.abs()
         x = READOUTS[self.readout](x, batch)
         return self.mlp(x)
 

@@ -1,0 +1,361 @@
+"""Scaling of one SANConv layer against the number of simplices.
+
+Times forward + backward and measures the peak memory of one layer
+(F = 32 features, J_u = J_d = 2, J_h = 5, one head) on the edges of Delaunay
+2-complexes of random points, side by side in the same run with
+
+* ``SANConv``: the layer as a user calls it on one complex (it builds its
+  sparse operators on the first call and reuses them while it gets the same
+  tensors), and ``SANConv (rebuilt)``: the operators rebuilt on every call, as
+  for a new batch of complexes each step;
+* ``dense``: the same equations with N x N matrices and explicit matrix powers
+  (:func:`torch_geometric_san.nn.dense_san_conv`), skipped where it would not fit;
+* ``GATConv``: PyG's graph attention on the union of the upper and lower
+  adjacency, same F (one attention hop: a floor for the layer);
+* ``TopoModelX``: ``topomodelx.nn.simplicial.san_layer.SANLayer`` (same F,
+  two filters per branch, the harmonic projection given as a precomputed sparse
+  matrix), where the package is installed (``pip install --no-deps topomodelx``).
+
+Each measurement runs in a fresh subprocess: CPU peak memory is the growth of
+the resident set (``ru_maxrss``) over the process after loading its inputs,
+CUDA peak memory is ``torch.cuda.max_memory_allocated`` over the inputs. Time
+is the median of the repeats after one warm-up call.
+
+Examples::
+
+    python benchmarks/scaling.py --quick
+    python benchmarks/scaling.py --results docs/results.md
+    python benchmarks/scaling.py --device cuda --sizes 1000 100000 1000000
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Dict, List, Optional
+
+import numpy as np
+import scipy.sparse as sp
+import scipy.sparse.linalg
+import scipy.spatial
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+CHANNELS = 32
+LAYER = dict(J_up=2, J_down=2, J_harmonic=5, eps=0.9, heads=1)
+SIZES = [1_000, 3_000, 9_000, 30_000, 100_000, 300_000, 1_000_000]
+QUICK_SIZES = [1_000, 3_000, 9_000, 30_000]
+METHODS = ['san', 'san_rebuilt', 'gat', 'dense', 'topomodelx']
+LABELS = {'san': 'SANConv', 'san_rebuilt': 'SANConv (rebuilt)', 'gat': 'GATConv',
+          'dense': 'dense', 'topomodelx': 'TopoModelX SANLayer'}
+# Largest number of edges for the N x N methods (about 16 float32 N x N
+# matrices live at once in the dense formulation and in TopoModelX).
+DENSE_LIMIT = 12_000
+
+
+def delaunay_inputs(num_edges: int, seed: int = 0) -> Dict[str, torch.Tensor]:
+    """Order-1 operators of the Delaunay 2-complex of random points with about
+    `num_edges` edges (E ~ 3V), built with the package's data model."""
+    from torch_geometric_san.data import SimplicialComplexData
+
+    points = np.random.default_rng(seed).random((max(4, num_edges // 3), 2))
+    triangles = np.sort(scipy.spatial.Delaunay(points).simplices, axis=1)
+    data = SimplicialComplexData.from_simplices(triangles, close=True)
+    inputs = dict(num_edges=torch.tensor(data.num_simplices(1)))
+    for name in ('up', 'down', 'hodge'):
+        index, weight = getattr(data, f'{name}_laplacian')(1)
+        inputs[f'{name}_index'], inputs[f'{name}_weight'] = index, weight
+    return inputs
+
+
+# Workers (one process per method and size) -------------------------------------
+
+
+def build(method: str, inputs: Dict[str, torch.Tensor], device: torch.device):
+    """Returns a closure running one forward + backward."""
+    from torch_geometric_san.nn import SANConv, dense_san_conv
+
+    n = int(inputs['num_edges'])
+    torch.manual_seed(0)
+    x = torch.randn(n, CHANNELS, device=device, requires_grad=True)
+    ops = [inputs[f'{name}_{part}'].to(device) for name in ('up', 'down', 'hodge')
+           for part in ('index', 'weight')]
+
+    if method == 'san':
+        conv = SANConv(CHANNELS, CHANNELS, **LAYER).to(device)
+        return lambda: conv(x, *ops).sum().backward()
+
+    if method == 'san_rebuilt':
+        conv = SANConv(CHANNELS, CHANNELS, **LAYER).to(device)
+
+        def step():
+            conv._last_operators = None  # forget the operators of the last call
+            conv(x, *ops).sum().backward()
+
+        return step
+
+    if method == 'gat':
+        from torch_geometric.nn import GATConv
+        from torch_geometric.utils import coalesce, remove_self_loops
+
+        union = torch.cat([ops[0], ops[2]], dim=1)
+        union, _ = remove_self_loops(coalesce(union, num_nodes=n))
+        conv = GATConv(CHANNELS, CHANNELS).to(device)
+        return lambda: conv(x, union).sum().backward()
+
+    def dense(index, weight):
+        return torch.sparse_coo_tensor(index.flip(0), weight, (n, n),
+                                       check_invariants=True).to_dense()
+
+    up, down, hodge = (dense(ops[i], ops[i + 1]) for i in (0, 2, 4))
+    if method == 'dense':
+        conv = SANConv(CHANNELS, CHANNELS, **LAYER).to(device)
+        return lambda: dense_san_conv(conv, x, up, down, hodge).sum().backward()
+
+    if method == 'topomodelx':
+        from topomodelx.nn.simplicial.san_layer import SANLayer
+
+        layer = SANLayer(CHANNELS, CHANNELS, n_filters=LAYER['J_up']).to(device)
+        index, weight = inputs['hodge_index'].numpy(), inputs['hodge_weight'].numpy()
+        shift = sp.eye_array(n, format='csr') - LAYER['eps'] * sp.csr_array(
+            (weight, (index[1], index[0])), shape=(n, n))
+        projection = sp.linalg.matrix_power(shift, LAYER['J_harmonic']).tocoo()
+        projection = torch.sparse_coo_tensor(
+            np.vstack([projection.row, projection.col]), projection.data, (n, n),
+            dtype=torch.float32, device=device)
+        up, down = up.to_sparse(), down.to_sparse()
+        return lambda: layer(x, up, down, projection).sum().backward()
+
+    raise ValueError(f"unknown method {method!r}")
+
+
+def worker(method: str, path: str, device: str, repeats: int) -> Dict[str, float]:
+    device = torch.device(device)
+    inputs = torch.load(path)
+    step = build(method, inputs, device)
+
+    def sync():
+        if device.type == 'cuda':
+            torch.cuda.synchronize()
+
+    if device.type == 'cuda':
+        sync()
+        base = torch.cuda.memory_allocated()
+        torch.cuda.reset_peak_memory_stats()
+    else:
+        base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    start = time.perf_counter()
+    step()  # warm-up
+    sync()
+    warmup = time.perf_counter() - start
+    times = []
+    for _ in range(1 if warmup > 20 else repeats):
+        start = time.perf_counter()
+        step()
+        sync()
+        times.append(time.perf_counter() - start)
+    if device.type == 'cuda':
+        peak = torch.cuda.max_memory_allocated() - base
+    else:
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - base
+    return dict(ms=1e3 * statistics.median(times), peak_mb=peak / 2**20,
+                repeats=len(times))
+
+
+# Driver --------------------------------------------------------------------------
+
+
+def available(method: str, num_edges: int, device: str) -> Optional[str]:
+    """None if `method` can run at this size, else why not."""
+    if method in ('dense', 'topomodelx') and num_edges > DENSE_LIMIT:
+        return 'N x N: does not fit'
+    if method == 'topomodelx':
+        try:
+            import topomodelx  # noqa: F401
+        except ImportError:
+            return 'not installed'
+    return None
+
+
+def run_worker(method: str, path: str, device: str, repeats: int,
+               timeout: float) -> Dict:
+    command = [sys.executable, os.path.abspath(__file__), '--worker', method, path,
+               '--device', device, '--repeats', str(repeats)]
+    try:
+        result = subprocess.run(command, capture_output=True, text=True,
+                                timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return dict(error=f'timeout ({timeout:.0f} s)')
+    if result.returncode != 0:
+        last = (result.stderr.strip().splitlines() or ['?'])[-1]
+        return dict(error='failed: ' + last[:80])
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def fmt(value: Optional[float], digits: int = 1) -> str:
+    return '—' if value is None else f'{value:,.{digits}f}'
+
+
+def ratio(results: Dict, a: str, b: str) -> Optional[float]:
+    if 'ms' in results.get(a, {}) and 'ms' in results.get(b, {}):
+        return results[a]['ms'] / results[b]['ms']
+    return None
+
+
+def table(rows: List[Dict]) -> str:
+    head = ('| edges | nnz L_u / L_d / L | ' + ' | '.join(
+        f'{LABELS[m]} ms' for m in METHODS) + ' | SAN / GAT | SAN rebuilt / GAT | '
+            'dense / SAN | TopoModelX / SAN | peak MB SAN | peak MB SAN rebuilt | '
+            'peak MB GAT |')
+    lines = [head, '|' + '---|' * (head.count('|') - 1)]
+    for row in rows:
+        res = row['results']
+
+        def cell(m):
+            r = res.get(m, {})
+            return fmt(r.get('ms')) if 'ms' in r else r.get('error', r.get('skip', ''))
+
+        def mem(m):
+            return fmt(res.get(m, {}).get('peak_mb'))
+
+        lines.append(
+            f"| {row['num_edges']:,} | {row['nnz']} | "
+            + ' | '.join(cell(m) for m in METHODS)
+            + f" | {fmt(ratio(res, 'san', 'gat'), 2)}"
+            f" | {fmt(ratio(res, 'san_rebuilt', 'gat'), 2)}"
+            f" | {fmt(ratio(res, 'dense', 'san'), 0)}"
+            f" | {fmt(ratio(res, 'topomodelx', 'san'), 0)}"
+            f" | {mem('san')} | {mem('san_rebuilt')} | {mem('gat')} |")
+    return '\n'.join(lines)
+
+
+def plot(rows: List[Dict], path: str, device: str) -> None:
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+
+    fig, (ax_time, ax_mem) = plt.subplots(1, 2, figsize=(11, 4.2))
+    for method in METHODS:
+        points = [(row['num_edges'], row['results'][method]) for row in rows
+                  if 'ms' in row['results'].get(method, {})]
+        if not points:
+            continue
+        edges = [p[0] for p in points]
+        ax_time.plot(edges, [p[1]['ms'] for p in points], 'o-', label=LABELS[method])
+        ax_mem.plot(edges, [max(p[1]['peak_mb'], 1e-1) for p in points], 'o-',
+                    label=LABELS[method])
+    for ax, label in ((ax_time, 'forward + backward (ms)'),
+                      (ax_mem, 'peak memory over inputs (MB)')):
+        ax.set_xscale('log')
+        ax.set_yscale('log')
+        ax.set_xlabel('edges (Delaunay 2-complex)')
+        ax.set_ylabel(label)
+        ax.grid(True, which='both', alpha=0.3)
+    ax_time.legend(fontsize=8)
+    fig.suptitle(f'One SAN layer, F = {CHANNELS}, J_u = J_d = 2, J_h = 5 ({device})')
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def machine(device: str) -> str:
+    if device.startswith('cuda'):
+        return torch.cuda.get_device_name(torch.device(device))
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open('/proc/cpuinfo') as f:
+            cpu = re.search(r'model name\s*:\s*(.*)', f.read()).group(1)
+    except (OSError, AttributeError):
+        pass
+    return f'{cpu}, {os.cpu_count()} cores, torch {torch.__version__}'
+
+
+def write_results(path: str, section: str) -> None:
+    """Replaces (or appends) the '## Scaling' section of `path`."""
+    text = open(path).read() if os.path.exists(path) else '# Results\n'
+    pattern = re.compile(r'^## Scaling\n.*?(?=^## |\Z)', re.S | re.M)
+    if pattern.search(text):
+        text = pattern.sub(lambda _: section, text)
+    else:
+        text = text.rstrip('\n') + '\n\n' + section
+    with open(path, 'w') as f:
+        f.write(text)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser.add_argument('--sizes', type=int, nargs='+', help='target numbers of edges')
+    parser.add_argument('--quick', action='store_true',
+                        help=f'sizes {QUICK_SIZES}, 3 repeats')
+    parser.add_argument('--device', default='cpu')
+    parser.add_argument('--repeats', type=int, default=None,
+                        help='timed repeats after the warm-up (default 5, quick 3)')
+    parser.add_argument('--methods', nargs='+', default=METHODS, choices=METHODS)
+    parser.add_argument('--timeout', type=float, default=1800,
+                        help='seconds per measurement')
+    parser.add_argument('--plot', default='benchmarks/scaling.png')
+    parser.add_argument('--results', default=None,
+                        help="markdown file whose '## Scaling' section is rewritten")
+    parser.add_argument('--worker', nargs=2, metavar=('METHOD', 'INPUTS'),
+                        help=argparse.SUPPRESS)
+    args = parser.parse_args()
+
+    repeats = args.repeats or (3 if args.quick else 5)
+    if args.worker:
+        print(json.dumps(worker(*args.worker, args.device, repeats)))
+        return
+
+    sizes = args.sizes or (QUICK_SIZES if args.quick else SIZES)
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for size in sizes:
+            start = time.perf_counter()
+            inputs = delaunay_inputs(size)
+            built = time.perf_counter() - start
+            num_edges = int(inputs['num_edges'])
+            nnz = ' / '.join(f"{inputs[f'{n}_index'].size(1):,}"
+                             for n in ('up', 'down', 'hodge'))
+            path = os.path.join(tmp, f'{size}.pt')
+            torch.save(inputs, path)
+            del inputs
+            results = {}
+            for method in args.methods:
+                reason = available(method, num_edges, args.device)
+                results[method] = dict(skip=reason) if reason else run_worker(
+                    method, path, args.device, repeats, args.timeout)
+            rows.append(dict(num_edges=num_edges, nnz=nnz, results=results))
+            summary = ', '.join(f"{m} {fmt(r.get('ms'))} ms" if 'ms' in r else
+                                f"{m} {r.get('skip') or r.get('error')}"
+                                for m, r in results.items())
+            print(f'[{num_edges:,} edges, built in {built:.1f} s] {summary}',
+                  file=sys.stderr, flush=True)
+
+    command = 'python benchmarks/scaling.py ' + ' '.join(sys.argv[1:])
+    markdown = table(rows)
+    print(markdown)
+    if args.plot:
+        plot(rows, args.plot, args.device)
+        print(f'\nplot: {args.plot}')
+    if args.results:
+        section = (
+            '## Scaling\n\n'
+            f'Command: `{command.strip()}`  \n'
+            f'Machine: {machine(args.device)}  \n'
+            f'Date: {datetime.date.today().isoformat()}, load average before the run '
+            f'{os.getloadavg()[0]:.2f}\n\n'
+            f'One layer, F = {CHANNELS}, J_u = J_d = 2, J_h = 5, one head, on the '
+            'edges of Delaunay 2-complexes; forward + backward, median of the '
+            f'repeats after a warm-up; peak memory over the inputs. Plot: '
+            f'`{args.plot}`.\n\n' + markdown + '\n\n')
+        write_results(args.results, section)
+
+
+if __name__ == '__main__':
+    main()
