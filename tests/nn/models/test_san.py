@@ -133,6 +133,18 @@ def test_orientation_equivariant_network(kit):
                           atol=1e-12)
 
 
+@pytest.mark.parametrize('act', ['identity', 'Identity', None])
+def test_identity_activation(kit, act):
+    data = with_signal(kit.delaunay(12))
+    model = SAN(3, 8, num_layers=2, out_channels=2, act=act, readout='sum',
+                conv_kwargs=dict(J_up=2, J_down=2)).double().eval()
+    ops = kit.operators(data, 1)
+    first, second = model.convs
+    pooled = second(first(data.x_1, *ops), *ops).sum(dim=0, keepdim=True)
+    assert torch.allclose(model(data), model.mlp(pooled))
+    assert model.mlp.act is None  # a linear readout
+
+
 @pytest.mark.parametrize('act,invariant', [('tanh', True), ('identity', True),
                                           ('relu', False)])
 def test_invariant_readout(kit, act, invariant):

@@ -112,7 +112,9 @@ class SAN(torch.nn.Module):
         self.readout = readout
         self.invariant_readout = invariant_readout
         self.dropout = dropout
-        self.act = activation_resolver(act if act is not None else 'identity')
+        if act is None or (isinstance(act, str) and act.lower() == 'identity'):
+            act = None  # PyG's resolver has no identity; MLP takes None
+        self.act = torch.nn.Identity() if act is None else activation_resolver(act)
         conv_kwargs = dict(conv_kwargs or {})
 
         self.convs = torch.nn.ModuleList()
