@@ -237,6 +237,45 @@ def table(rows: List[Dict]) -> str:
     return '\n'.join(lines)
 
 
+def targets(rows: List[Dict]) -> str:
+    """The issue's targets, judged on the measured rows."""
+    lines = []
+    timed = [r for r in rows if 'ms' in r['results'].get('san', {})]
+    near = [r for r in timed if 5_000 <= r['num_edges'] <= 15_000]
+    for row in near:
+        res = row['results']
+        for other in ('topomodelx', 'dense'):
+            value = ratio(res, other, 'san')
+            verdict = ('not measured: ' + str(res.get(other, {}).get('skip') or
+                                               res.get(other, {}).get('error'))
+                       if value is None else
+                       f"{value:,.0f}x slower than SANConv: "
+                       f"{'met' if value >= 500 else 'NOT met'} (>= 500x)")
+            lines.append(f"- {row['num_edges']:,} edges, {LABELS[other]}: {verdict}")
+    ratios = [(ratio(r['results'], 'san', 'gat'), r['num_edges']) for r in timed
+              if ratio(r['results'], 'san', 'gat') is not None]
+    if ratios:
+        worst, at = max(ratios)
+        lines.append(f"- SANConv / GATConv at most {worst:.2f} (at {at:,} edges): "
+                     f"{'met' if worst <= 3 else 'NOT met'} (<= 3 at every size)")
+    large = [r for r in timed if r['num_edges'] >= 10_000]
+    if len(large) >= 2:
+        per_edge = [1e3 * r['results']['san']['ms'] / r['num_edges'] for r in large]
+        spread = max(per_edge) / min(per_edge)
+        lines.append(
+            f"- SANConv time per edge from {large[0]['num_edges']:,} to "
+            f"{large[-1]['num_edges']:,} edges: "
+            + ', '.join(f'{p:.2f}' for p in per_edge)
+            + f" us (max/min {spread:.2f}): "
+            f"{'linear' if spread <= 2 else 'NOT linear'} (within 2x)")
+    big = timed[-1] if timed else None
+    if big is not None and big['num_edges'] >= 900_000:
+        peak = big['results']['san']['peak_mb']
+        lines.append(f"- SANConv peak memory at {big['num_edges']:,} edges: "
+                     f"{peak:,.0f} MB: {'met' if peak <= 4096 else 'NOT met'} (<= 4 GB)")
+    return '\n'.join(lines)
+
+
 def plot(rows: List[Dict], path: str, device: str) -> None:
     import matplotlib
     matplotlib.use('Agg')
@@ -314,6 +353,7 @@ def main() -> None:
 
     sizes = args.sizes or (QUICK_SIZES if args.quick else SIZES)
     rows = []
+    load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
         for size in sizes:
             start = time.perf_counter()
@@ -338,7 +378,7 @@ def main() -> None:
                   file=sys.stderr, flush=True)
 
     command = 'python benchmarks/scaling.py ' + ' '.join(sys.argv[1:])
-    markdown = table(rows)
+    markdown = table(rows) + '\n\n' + targets(rows)
     print(markdown)
     if args.plot:
         plot(rows, args.plot, args.device)
@@ -348,8 +388,8 @@ def main() -> None:
             '## Scaling\n\n'
             f'Command: `{command.strip()}`  \n'
             f'Machine: {machine(args.device)}  \n'
-            f'Date: {datetime.date.today().isoformat()}, load average before the run '
-            f'{os.getloadavg()[0]:.2f}\n\n'
+            f'Date: {datetime.date.today().isoformat()}; load average before the run '
+            f'{load:.2f}, after {os.getloadavg()[0]:.2f}\n\n'
             f'One layer, F = {CHANNELS}, J_u = J_d = 2, J_h = 5, one head, on the '
             'edges of Delaunay 2-complexes; forward + backward, median of the '
             f'repeats after a warm-up; peak memory over the inputs. Plot: '

@@ -43,20 +43,23 @@ def _csr(ptr: Tensor, col: Tensor, value: Tensor, num_cols: int) -> Tensor:
 
 @torch.library.custom_op("torch_geometric_san::spmm", mutates_args=())
 def _spmm(ptr: Tensor, col: Tensor, t_ptr: Tensor, t_col: Tensor, t_perm: Tensor,
-          t_perm_inv: Tensor, value: Tensor, x: Tensor) -> Tensor:
+          t_perm_inv: Tensor, value: Tensor, t_value: Tensor, x: Tensor) -> Tensor:
+    # A @ x for A = CSR(ptr, col, value); t_value = value[t_perm] holds the
+    # values of the transpose, for the backward.
     if col.numel() == 0:
         return x.new_zeros(ptr.numel() - 1, x.size(1))
     return _csr(ptr, col, value, x.size(0)) @ x
 
 
 @_spmm.register_fake
-def _(ptr, col, t_ptr, t_col, t_perm, t_perm_inv, value, x):
+def _(ptr, col, t_ptr, t_col, t_perm, t_perm_inv, value, t_value, x):
     return x.new_empty(ptr.size(0) - 1, x.size(1))
 
 
 @torch.library.custom_op("torch_geometric_san::sddmm", mutates_args=())
 def _sddmm(ptr: Tensor, col: Tensor, t_ptr: Tensor, t_col: Tensor, t_perm: Tensor,
            t_perm_inv: Tensor, a: Tensor, b: Tensor) -> Tensor:
+    # <a_i, b_j> for every entry (i, j) of the pattern, in its order.
     if col.numel() == 0:
         return a.new_zeros(0)
     pattern = _csr(ptr, col, a.new_zeros(col.numel()), b.size(0))
@@ -73,23 +76,27 @@ def _setup_context(ctx, inputs, output):
 
 
 def _spmm_backward(ctx, grad_out):
-    ptr, col, t_ptr, t_col, t_perm, t_perm_inv, value, x = ctx.saved_tensors
+    ptr, col, t_ptr, t_col, t_perm, t_perm_inv, value, t_value, x = ctx.saved_tensors
     grad_value = grad_x = None
     if ctx.needs_input_grad[6]:
         grad_value = _sddmm(ptr, col, t_ptr, t_col, t_perm, t_perm_inv, grad_out, x)
-    if ctx.needs_input_grad[7]:
-        grad_x = _spmm(t_ptr, t_col, ptr, col, t_perm_inv, t_perm, value[t_perm],
+    if ctx.needs_input_grad[8]:
+        grad_x = _spmm(t_ptr, t_col, ptr, col, t_perm_inv, t_perm, t_value, value,
                        grad_out)
-    return None, None, None, None, None, None, grad_value, grad_x
+    # The output does not depend on t_value (a copy of value, for the backward).
+    return None, None, None, None, None, None, grad_value, None, grad_x
 
 
 def _sddmm_backward(ctx, grad_out):
     ptr, col, t_ptr, t_col, t_perm, t_perm_inv, a, b = ctx.saved_tensors
     grad_a = grad_b = None
+    t_grad_out = grad_out[t_perm]
     if ctx.needs_input_grad[6]:
-        grad_a = _spmm(ptr, col, t_ptr, t_col, t_perm, t_perm_inv, grad_out, b)
+        grad_a = _spmm(ptr, col, t_ptr, t_col, t_perm, t_perm_inv, grad_out,
+                       t_grad_out, b)
     if ctx.needs_input_grad[7]:
-        grad_b = _spmm(t_ptr, t_col, ptr, col, t_perm_inv, t_perm, grad_out[t_perm], a)
+        grad_b = _spmm(t_ptr, t_col, ptr, col, t_perm_inv, t_perm, t_grad_out,
+                       grad_out, a)
     return None, None, None, None, None, None, grad_a, grad_b
 
 
@@ -97,6 +104,13 @@ torch.library.register_autograd("torch_geometric_san::spmm", _spmm_backward,
                                 setup_context=_setup_context)
 torch.library.register_autograd("torch_geometric_san::sddmm", _sddmm_backward,
                                 setup_context=_setup_context)
+
+
+def _compressed(index: Tensor) -> Tensor:
+    # Compressed-row indices as int32 where they fit, which the CPU (MKL)
+    # sparse kernels take without a conversion on every call.
+    fits = index.numel() == 0 or int(index.max()) < 2**31 - 1
+    return index.int() if fits else index
 
 
 class SparseOperator:
@@ -118,8 +132,10 @@ class SparseOperator:
         self.index = index
         self.weight = weight
         self.num_nodes = num_nodes
-        self.ptr = torch._convert_indices_from_coo_to_csr(index[1], num_nodes)
+        self.ptr = _compressed(torch._convert_indices_from_coo_to_csr(index[1], num_nodes))
+        self.col = index[0].to(self.ptr.dtype)
         self._transposed: Optional[Tuple[Tensor, Tensor, Tensor, Tensor]] = None
+        self._t_weight: Optional[Tensor] = None
         self._expanded: Dict[int, 'SparseOperator'] = {1: self}
 
     def transposed(self) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
@@ -133,8 +149,18 @@ class SparseOperator:
             t_perm_inv = torch.empty_like(t_perm)
             t_perm_inv[t_perm] = torch.arange(t_perm.numel(), device=src.device)
             t_ptr = torch._convert_indices_from_coo_to_csr(src[t_perm], self.num_nodes)
-            self._transposed = (t_ptr, dst[t_perm], t_perm, t_perm_inv)
+            self._transposed = (t_ptr.to(self.ptr.dtype), dst[t_perm].to(self.ptr.dtype),
+                                t_perm, t_perm_inv)
         return self._transposed
+
+    def transpose_values(self, value: Tensor) -> Tensor:
+        r"""The entries :obj:`value` of this operator, in the order of its
+        transpose (cached for the fixed weights)."""
+        if value is self.weight:
+            if self._t_weight is None:
+                self._t_weight = value[self.transposed()[2]]
+            return self._t_weight
+        return value[self.transposed()[2]]
 
     @classmethod
     def from_index(cls, index: Tensor, weight: Optional[Tensor],
@@ -227,9 +253,10 @@ class SparseOperator:
             index = (self.index.unsqueeze(1) + shift.view(1, -1, 1)).view(2, -1)
             op = SparseOperator(index, None, groups * n)
             t_ptr, t_col, t_perm, t_perm_inv = self.transposed()
-            t_ptr = torch.cat([(t_ptr[:-1].unsqueeze(0) + step).view(-1),
-                               t_ptr.new_full((1, ), groups * nnz)])
-            op._transposed = (t_ptr, (t_col.unsqueeze(0) + shift).view(-1),
+            t_ptr = torch.cat([(t_ptr[:-1].long().unsqueeze(0) + step).view(-1),
+                               t_ptr.new_full((1, ), groups * nnz).long()])
+            t_col = (t_col.long().unsqueeze(0) + shift).view(-1)
+            op._transposed = (_compressed(t_ptr), t_col.to(_compressed(t_ptr).dtype),
                               (t_perm.unsqueeze(0) + step).view(-1),
                               (t_perm_inv.unsqueeze(0) + step).view(-1))
             self._expanded[groups] = op
@@ -238,12 +265,17 @@ class SparseOperator:
         return op
 
     def _structure(self) -> Tuple[Tensor, ...]:
-        return (self.ptr, self.index[0], *self.transposed())
+        return (self.ptr, self.col, *self.transposed())
 
-    def matmul(self, value: Tensor, x: Tensor) -> Tensor:
+    def matmul(self, value: Tensor, x: Tensor,
+               t_value: Optional[Tensor] = None) -> Tensor:
         r"""The product :math:`\mathbf{A}\mathbf{X}` with entries :obj:`value`
-        :obj:`[nnz]` (in this operator's order) and :obj:`x` :obj:`[N, F]`."""
-        return _spmm(*self._structure(), value, x)
+        :obj:`[nnz]` (in this operator's order) and :obj:`x` :obj:`[N, F]`;
+        pass :obj:`t_value` (:meth:`transpose_values`) to share it between
+        products with the same values."""
+        if t_value is None:
+            t_value = self.transpose_values(value)
+        return _spmm(*self._structure(), value, t_value, x)
 
     def sddmm(self, a: Tensor, b: Tensor) -> Tensor:
         r"""The sampled product :math:`\langle \mathbf{a}_i, \mathbf{b}_j

@@ -459,17 +459,19 @@ class SANConv(MessagePassing):
                 hops: Optional[int] = None) -> Tensor:
         # A (h_1 + A (h_2 + ... + A h_J)): J propagations with the same values;
         # with `hops`, the single tap is propagated `hops` times instead.
+        t_value = op.transpose_values(value)  # shared by the backward of all hops
         out = taps[-1]
         for p in range(len(taps) if hops is None else hops):
             h = out if p == 0 or hops is not None else taps[-1 - p] + out
-            out = self._propagate(op, h, value)
+            out = self._propagate(op, h, value, t_value)
         return out
 
-    def _propagate(self, op: SparseOperator, x: Tensor, value: Tensor) -> Tensor:
+    def _propagate(self, op: SparseOperator, x: Tensor, value: Tensor,
+                   t_value: Tensor) -> Tensor:
         # The fused sparse product, unless fusing is off or the layer is being
         # explained: then PyG's gather/scatter path through `message()`.
         if self.fuse and not self.explain:
-            return self.message_and_aggregate(op, x, value)
+            return self.message_and_aggregate(op, x, value, t_value)
         return self.propagate(op.index, x=x, alpha=value.view(-1, 1))
 
     def _fixed_branch(self, op: SparseOperator, taps: List[Tensor],
@@ -540,8 +542,8 @@ class SANConv(MessagePassing):
         return alpha * x_j
 
     def message_and_aggregate(self, edge_index: SparseOperator, x: Tensor,
-                              alpha: Tensor) -> Tensor:
-        return edge_index.matmul(alpha.view(-1), x)
+                              alpha: Tensor, t_alpha: OptTensor = None) -> Tensor:
+        return edge_index.matmul(alpha.view(-1), x, t_alpha)
 
     def __repr__(self) -> str:
         return (f'{self.__class__.__name__}({self.in_channels}, '
