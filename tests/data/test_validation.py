@@ -1,0 +1,170 @@
+"""Bad input raises a ValueError/TypeError naming the problem and leaves the input
+as it was."""
+import gudhi
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import torch
+
+from torch_geometric_san.data import SimplicialComplexData
+
+from_simplices = SimplicialComplexData.from_simplices
+from_simplex_tree = SimplicialComplexData.from_simplex_tree
+from_incidence = SimplicialComplexData.from_incidence
+
+# The oriented triangle [0, 1, 2] with edges [0, 1], [0, 2], [1, 2].
+B1 = np.array([[-1, -1, 0], [1, 0, -1], [0, 1, 1]], dtype=float)
+B2 = np.array([[1], [-1], [1]], dtype=float)
+
+
+def tree(*simplices):
+    out = gudhi.SimplexTree()
+    for simplex in simplices:
+        out.insert(simplex)
+    return out
+
+
+def with_entry(matrix, index, value):
+    out = matrix.copy()
+    out[index] = value
+    return out
+
+
+# (function, args, kwargs, exception, message pattern), one bad input each.
+CASES = {
+    'float-vertex-ids': (from_simplices, (np.array([[0., 1.]]), ), {}, TypeError,
+                         "integer vertex ids"),
+    'negative-vertex-id': (from_simplices, ([[-1, 2]], ), {}, ValueError,
+                           r"\[-1, 2\] has a negative vertex id"),
+    'unsorted-vertex-ids': (from_simplices, ([[0, 2, 1]], ), dict(close=True),
+                            ValueError, r"\[0, 2, 1\] is not sorted"),
+    'repeated-vertex': (from_simplices, ([[1, 1]], ), {}, ValueError,
+                        r"\[1, 1\] repeats a vertex"),
+    'duplicate-simplex': (from_simplices, (torch.tensor([[0, 1], [1, 2], [0, 1]]), ),
+                          {}, ValueError, r"1-simplex \[0, 1\] is given more than once"),
+    'not-closed-under-faces': (from_simplices, ([[0, 1], [0, 2], [0, 1, 2]], ), {},
+                               ValueError, r"not closed under faces: 1-simplex "
+                               r"\[1, 2\].*close=True"),
+    'empty-simplex': (from_simplices, ([[0, 1], []], ), {}, ValueError,
+                      "simplex 1 is empty"),
+    'vertex-id-out-of-range': (from_simplices, ([[0, 5]], ), dict(num_nodes=3),
+                               ValueError, "vertex id 5 is out of range for "
+                               "num_nodes=3"),
+    'simplex-above-order': (from_simplices, ([[0, 1, 2]], ), dict(close=True, order=1),
+                            ValueError, "simplices of order 2 are given but order=1"),
+    'feature-rows': (from_simplices, ([[0, 1], [1, 2]], ), dict(x_1=torch.zeros(3, 2)),
+                     ValueError, "x_1 has 3 rows but the complex has 2 1-simplices"),
+    'feature-nan': (from_simplices, ([[0, 1]], ),
+                    dict(x_0=torch.tensor([[0.], [float('nan')]])), ValueError,
+                    "x_0 has NaN or infinite entries"),
+    'feature-inf': (from_simplices, ([[0, 1]], ),
+                    dict(x_1=np.array([[np.inf]])), ValueError,
+                    "x_1 has NaN or infinite entries"),
+    'feature-not-2d': (from_simplices, ([[0, 1]], ), dict(x_0=torch.zeros(2)),
+                       ValueError, r"x_0 must have shape \[N_0, F\]"),
+    'feature-above-order': (from_simplices, ([[0, 1]], ), dict(x_2=torch.zeros(0, 1)),
+                            ValueError, "x_2 is given but the complex has order 1"),
+    'feature-type': (from_simplices, ([[0, 1]], ), dict(x_0=[[1.0], [2.0]]), TypeError,
+                     "x_0 must be a tensor or an array"),
+    'computed-attribute': (from_simplices, ([[0, 1]], ),
+                           dict(simplices_1=torch.tensor([[0, 1]])), ValueError,
+                           "'simplices_1' is computed by the constructor"),
+    'weight-dtype': (from_simplices, ([[0, 1]], ), dict(dtype=torch.int64), TypeError,
+                     "dtype must be a floating torch.dtype"),
+    'simplices-type': (from_simplices, (5, ), {}, TypeError,
+                       "simplices must be an array or a sequence"),
+    'nested-simplex': (from_simplices, ([[[0, 1]]], ), {}, TypeError,
+                       "flat sequence of integer vertex ids"),
+    'mixed-simplex-input': (from_simplices, ([np.array([[0, 1]]), [1, 2]], ), {},
+                            TypeError, "mixes 2-D arrays of simplices with single"),
+    'simplex-array-shape': (from_simplices, (np.zeros((2, 2, 2), dtype=int), ), {},
+                            ValueError, r"shape \[N, k \+ 1\]"),
+    'num-nodes-type': (from_simplices, ([[0, 1]], ), dict(num_nodes=2.5), TypeError,
+                       "num_nodes must be an int"),
+    'simplex-tree-type': (from_simplex_tree, ([[0, 1]], ), {}, TypeError,
+                          "must be a gudhi.SimplexTree"),
+    # (not -1: GUDHI itself hangs or crashes iterating a tree with vertex -1)
+    'simplex-tree-negative-vertex': (from_simplex_tree, (tree([-2, 3]), ), {},
+                                     ValueError, "negative vertex id"),
+    'incidence-container': (from_incidence, (B1, ), {}, TypeError,
+                            "incidence must be a list of matrices"),
+    'incidence-type': (from_incidence, (["B1"], ), {}, TypeError,
+                       "B_1 must be a NumPy array, a SciPy sparse matrix"),
+    'incidence-dtype': (from_incidence, ([B1.astype(complex)], ), {}, TypeError,
+                        "B_1 must be numeric"),
+    'incidence-not-2d': (from_incidence, ([B1[None]], ), {}, ValueError,
+                         "B_1 must be 2-D"),
+    'incidence-entry': (from_incidence, ([with_entry(B1, (2, 2), 2.0)], ), {},
+                        ValueError, r"may only hold 0, 1 and -1, but entry \(2, 2\)"),
+    'incidence-nan': (from_incidence, ([sp.csr_matrix(with_entry(B1, (0, 0), np.nan))],
+                                       ), {}, ValueError, "may only hold 0, 1 and -1"),
+    'incidence-column-size': (from_incidence, ([B1, with_entry(B2, (2, 0), 0)], ), {},
+                              ValueError, "column 0 of B_2 has 2 non-zeros.*3 faces"),
+    'incidence-edge-signs': (from_incidence, ([np.abs(B1)], ), {}, ValueError,
+                             r"column 0 of B_1 must hold one \+1 and one -1"),
+    'incidence-not-a-chain-complex': (from_incidence, ([B1, np.abs(B2)], ), {},
+                                      ValueError, "B_1 @ B_2 is not zero"),
+    'incidence-shapes': (from_incidence, ([B1, np.vstack([B2, [[0]]])], ), {}, ValueError,
+                         "B_2 has 4 rows but B_1 has 3 columns"),
+    'incidence-duplicate-column': (from_incidence, ([B1[:, [0, 1, 0]]], ), {},
+                                   ValueError, r"\[0, 1\] is given more than once"),
+    'incidence-num-nodes': (from_incidence, ([B1], ), dict(num_nodes=5), ValueError,
+                            "num_nodes=5 but B_1 has 3 rows"),
+    'incidence-feature-rows': (from_incidence, ([torch.from_numpy(B1), B2], ),
+                               dict(x_2=torch.zeros(2, 1)), ValueError,
+                               "x_2 has 2 rows but the complex has 1 2-simplices"),
+}
+
+
+def snapshot(value):
+    r"""A plain, deep copy of an input, for comparing before and after a call."""
+    if isinstance(value, torch.Tensor):
+        return ('tensor', value.dtype, value.to_dense().clone().numpy())
+    if isinstance(value, np.ndarray):
+        return ('array', value.dtype, value.copy())
+    if sp.issparse(value):
+        return ('sparse', value.format, value.toarray())
+    if isinstance(value, gudhi.SimplexTree):
+        return ('tree', [s for s, _ in value.get_simplices()])
+    if isinstance(value, (list, tuple)):
+        return (type(value), [snapshot(v) for v in value])
+    if isinstance(value, dict):
+        return {k: snapshot(v) for k, v in value.items()}
+    return value
+
+
+def same(a, b):
+    if isinstance(a, np.ndarray):
+        return a.shape == b.shape and np.array_equal(a, b, equal_nan=a.dtype.kind in
+                                                     'fc')
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    return a == b
+
+
+def test_at_least_twelve_distinct_cases():
+    assert len(CASES) >= 12
+
+
+@pytest.mark.parametrize('name', CASES)
+def test_bad_input_raises_and_leaves_input_unchanged(name):
+    function, args, kwargs, error, pattern = CASES[name]
+    before = snapshot((args, kwargs))
+    with pytest.raises(error, match=pattern):
+        function(*args, **kwargs)
+    assert same(snapshot((args, kwargs)), before)
+
+
+@pytest.mark.parametrize('k, error, pattern', [
+    (3, ValueError, "order k=3 is out of range for a complex of order 2"),
+    (-1, ValueError, "order k=-1 is out of range"),
+    (1.0, TypeError, "the order k must be an int"),
+])
+def test_accessors_reject_bad_orders(k, error, pattern):
+    data = from_simplices([[0, 1, 2]], close=True)
+    for accessor in (data.boundary, data.down_laplacian, data.up_laplacian,
+                     data.hodge_laplacian, data.num_simplices, data.simplex_batch):
+        with pytest.raises(error, match=pattern):
+            accessor(k)
