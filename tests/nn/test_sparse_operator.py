@@ -66,12 +66,20 @@ def test_neighbourhood():
 
 
 def test_shifted_and_expand():
+    x = torch.randn(7, 2, dtype=torch.float64)
+    eye = torch.eye(7, dtype=torch.float64)
+    for full_diagonal in (False, True):
+        dense, index, weight = random_operator(seed=2, symmetric=True)
+        if full_diagonal:
+            dense = dense + 5 * eye
+            index = dense.nonzero().t().flip(0)
+            weight = dense[index[1], index[0]]
+        op = SparseOperator.from_index(index, weight, 7)
+        shifted = op.shifted(0.3)
+        assert torch.allclose(shifted.matmul(shifted.weight, x), (eye - 0.3 * dense) @ x)
+        assert (shifted.index.size(1) == op.nnz) == full_diagonal
     dense, index, weight = random_operator(seed=2, symmetric=True)
     op = SparseOperator.from_index(index, weight, 7)
-    x = torch.randn(7, 2, dtype=torch.float64)
-    shifted = op.shifted(0.3)
-    assert torch.allclose(shifted.matmul(shifted.weight, x),
-                          (torch.eye(7, dtype=torch.float64) - 0.3 * dense) @ x)
     block = op.expand(3)
     assert op.expand(3) is block and op.expand(1) is op
     values = torch.randn(3, op.nnz, dtype=torch.float64)

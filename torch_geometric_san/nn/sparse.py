@@ -232,9 +232,13 @@ class SparseOperator:
         fixed values)."""
         assert self.weight is not None
         n = self.num_nodes
+        diag = self.index[0] == self.index[1]
+        value = -eps * self.weight
+        if int(diag.sum()) == n:  # the diagonal is there: same pattern
+            return SparseOperator(self.index, value + diag.to(value.dtype), n)
         loops = torch.arange(n, device=self.index.device)
         index = torch.cat([self.index, loops.expand(2, -1)], dim=1)
-        value = torch.cat([-eps * self.weight, self.weight.new_ones(n)])
+        value = torch.cat([value, value.new_ones(n)])
         return SparseOperator(*_coalesce(index, value, n), n)
 
     @torch.compiler.disable

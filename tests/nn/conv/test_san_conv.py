@@ -455,3 +455,37 @@ def test_orientation_equivariance(kit, k, seed):
     plain = [make_conv(3, 4, **kwargs), make_conv(8, 2, **kwargs)]
     assert not torch.allclose(net(*plain, d[:, None] * x, flipped),
                               d[:, None] * net(*plain, x, ops))
+
+
+
+@pytest.mark.parametrize('config', [
+    dict(J_up=2, J_down=2, J_harmonic=2, heads=2),
+    dict(J_up=1, J_down=1, J_harmonic=None, attention='shared'),
+    dict(J_up=2, J_down=1, J_harmonic=0, orientation_equivariant=True),
+    dict(J_up=1, J_down=1, J_harmonic=None, attention=None),
+])
+@pytest.mark.parametrize('case,missing', [('nodes', {'down'}),
+                                          ('no triangles', {'up'}),
+                                          ('no operators', {'up', 'down'})])
+def test_every_parameter_gets_a_gradient(kit, config, case, missing):
+    # DistributedDataParallel needs a gradient for every parameter in every step:
+    # the parameters of branches without any neighbour get a zero one.
+    if case == 'nodes':  # order 0: the lower Laplacian is empty
+        k, data = 0, kit.delaunay(10)
+    else:
+        k, data = 1, kit.delaunay(10, drop_triangles=10 ** 6)
+    ops = list(kit.operators(data, k))
+    if case == 'no operators':
+        ops[:4] = [None] * 4
+    x = torch.randn(data.num_simplices(k), 3, dtype=torch.float64)
+    conv = make_conv(**config)
+    out = conv(x, *ops)
+    (out * torch.randn_like(out)).sum().backward()
+    grads = {name: p.grad for name, p in conv.named_parameters()}
+    assert all(grad is not None for grad in grads.values()), grads
+    idle = [name for name in grads if name.startswith('att.') and (
+        missing == {'up', 'down'} if 'shared' in name else name[4:].split('_')[0] in missing)]
+    if case == 'no operators' and config['J_harmonic'] is None:
+        idle.append('lin.weight')  # the output is the bias alone
+    for name, grad in grads.items():
+        assert (grad.abs().sum() == 0) == (name in idle), name

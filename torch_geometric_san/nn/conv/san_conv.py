@@ -342,10 +342,12 @@ class SANConv(MessagePassing):
         taps = self.filter_taps(x)
         out: Optional[Tensor] = None
         attention_weights: List[Optional[Tuple[Tensor, Tensor]]] = []
+        active: List[str] = []
         for branch in ('up', 'down'):
             op: Optional[SparseOperator] = getattr(ops, branch)
             weights: Optional[Tuple[Tensor, Tensor]] = None
             if op is not None and op.nnz > 0:
+                active.append(branch)
                 if self.attention is None:
                     out_branch = self._fixed_branch(op, taps[branch])
                 else:
@@ -364,8 +366,17 @@ class SANConv(MessagePassing):
                 out_branch = self._fixed_branch(ops.harmonic, taps['harmonic'],
                                                 hops=self.J_harmonic)
             out = out_branch if out is None else out + out_branch
-        if out is None:  # no branch reaches any simplex
-            out = x.new_zeros(B, N, H, C)
+        # Parameters that no branch used get a zero gradient rather than none
+        # (DistributedDataParallel expects a gradient for every parameter in
+        # every step): the attention vectors of branches without any neighbour
+        # and, where no branch reaches any simplex, the filter weights.
+        if out is None:
+            out = 0.0 * next(iter(taps.values()))[0] if taps else x.new_zeros(B, N, H, C)
+        idle = [att for key, att in self.att.items()
+                if not (active if key.startswith('shared') else
+                        key.split('_')[0] in active)]
+        if idle:
+            out = out + 0.0 * sum(att.sum() for att in idle)
 
         out = out.reshape(B, N, H * C) if self.concat else out.mean(dim=2)
         if self.bias is not None:
