@@ -141,3 +141,5 @@ def test_invalid_operators():
         SparseOperator.from_index(index, torch.tensor([1, 2]), 2)
     with pytest.raises(ValueError, match="weight of shape"):
         SparseOperator.from_index(index, torch.ones(3), 2)
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        SparseOperator.from_index(index, torch.tensor([1., float('nan')]), 2)

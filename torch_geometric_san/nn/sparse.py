@@ -119,7 +119,9 @@ class SparseOperator:
     transpose.
 
     Entries are coalesced (duplicates summed) and sorted by target, then
-    source. Build one with :meth:`from_index`; it is immutable afterwards.
+    source; the compressed indices are ``int32`` where they fit, which the CPU
+    sparse kernels take without converting them on every call. Build one with
+    :meth:`from_index`; it is immutable afterwards.
 
     Args:
         index (torch.Tensor): Coalesced indices :obj:`[2, nnz]`, sorted by
@@ -185,6 +187,8 @@ class SparseOperator:
             if weight.shape != (index.size(1), ):
                 raise ValueError(f"expected a weight of shape [{index.size(1)}] "
                                  f"matching the index, got {list(weight.shape)}")
+            if not bool(torch.isfinite(weight).all()):
+                raise ValueError("the weight has NaN or infinite entries")
         if index.numel() > 0 and (int(index.min()) < 0
                                   or int(index.max()) >= num_nodes):
             raise ValueError(f"index holds entries outside [0, {num_nodes}) "

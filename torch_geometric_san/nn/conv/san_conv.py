@@ -66,6 +66,10 @@ class SANConv(MessagePassing):
     backward (see :mod:`torch_geometric_san.nn.sparse`), never densifying the
     gradient of the attention coefficients.
 
+    The layer runs under :func:`torch.compile` (the sparse products are
+    custom operators; building the operators from the Laplacians runs
+    eagerly); TorchScript is not supported.
+
     **Neighbourhoods.** The attention neighbourhood of simplex :math:`i` is
     the off-diagonal sparsity pattern of row :math:`i` of the given operator;
     with :obj:`add_self_loops=True`, every simplex whose row is non-empty also
