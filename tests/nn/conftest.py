@@ -49,7 +49,8 @@ class Kit:
     @staticmethod
     def dense(index: Tensor, weight: Optional[Tensor], n: int) -> Tensor:
         """The dense matrix M[target, source] of an (index, weight) pair."""
-        weight = torch.ones(index.size(1), dtype=torch.float64) if weight is None else weight
+        if weight is None:
+            weight = torch.ones(index.size(1), dtype=torch.float64)
         return torch.sparse_coo_tensor(index.flip(0), weight, (n, n),
                                        check_invariants=True).to_dense()
 

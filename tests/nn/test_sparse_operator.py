@@ -124,7 +124,8 @@ def test_to_index_weight_from_sparse_tensor():
     out_index, out_weight = to_index_weight(adj_t)
     op = SparseOperator.from_index(out_index, out_weight, 7)
     expected = SparseOperator.from_index(index, weight, 7)
-    assert torch.equal(op.index, expected.index) and torch.equal(op.weight, expected.weight)
+    assert torch.equal(op.index, expected.index)
+    assert torch.equal(op.weight, expected.weight)
 
 
 def test_invalid_operators():

@@ -134,7 +134,8 @@ class SparseOperator:
         self.index = index
         self.weight = weight
         self.num_nodes = num_nodes
-        self.ptr = _compressed(torch._convert_indices_from_coo_to_csr(index[1], num_nodes))
+        ptr = torch._convert_indices_from_coo_to_csr(index[1], num_nodes)
+        self.ptr = _compressed(ptr)
         self.col = index[0].to(self.ptr.dtype)
         self._transposed: Optional[Tuple[Tensor, Tensor, Tensor, Tensor]] = None
         self._t_weight: Optional[Tensor] = None

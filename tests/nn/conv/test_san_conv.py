@@ -126,7 +126,8 @@ def test_gat_is_a_special_case(heads, concat):
     assert torch.allclose(out, out_san, atol=1e-6)
     # Same coefficients, edge by edge:
     n = x.size(0)
-    order, order_san = (index[1] * n + index[0]).argsort(), (up[0][1] * n + up[0][0]).argsort()
+    order = (index[1] * n + index[0]).argsort()
+    order_san = (up[0][1] * n + up[0][0]).argsort()
     assert torch.equal(index[:, order], up[0][:, order_san])
     assert torch.allclose(alpha[order], up[1][order_san], atol=1e-6)
 
@@ -213,10 +214,11 @@ def test_batched_signals_equal_separate_runs(kit, config):
     ops = kit.operators(data, 1)
     x = torch.randn(4, data.num_simplices(1), 3, dtype=torch.float64)
     conv = make_conv(**config)
-    result = conv(x, *ops, return_attention_weights=conv.attention is not None or None)
+    attention = conv.attention is not None or None
+    result = conv(x, *ops, return_attention_weights=attention)
     out = result[0] if isinstance(result, tuple) else result
     for b in range(x.size(0)):
-        single = conv(x[b], *ops, return_attention_weights=conv.attention is not None or None)
+        single = conv(x[b], *ops, return_attention_weights=attention)
         if isinstance(single, tuple):
             for (index, alpha), (index_b, alpha_b) in zip(result[1], single[1]):
                 assert torch.equal(index, index_b)
@@ -484,7 +486,8 @@ def test_every_parameter_gets_a_gradient(kit, config, case, missing):
     grads = {name: p.grad for name, p in conv.named_parameters()}
     assert all(grad is not None for grad in grads.values()), grads
     idle = [name for name in grads if name.startswith('att.') and (
-        missing == {'up', 'down'} if 'shared' in name else name[4:].split('_')[0] in missing)]
+        missing == {'up', 'down'} if 'shared' in name else
+        name[4:].split('_')[0] in missing)]
     if case == 'no operators' and config['J_harmonic'] is None:
         idle.append('lin.weight')  # the output is the bias alone
     for name, grad in grads.items():

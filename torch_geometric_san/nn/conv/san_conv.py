@@ -375,7 +375,8 @@ class SANConv(MessagePassing):
         # every step): the attention vectors of branches without any neighbour
         # and, where no branch reaches any simplex, the filter weights.
         if out is None:
-            out = 0.0 * next(iter(taps.values()))[0] if taps else x.new_zeros(B, N, H, C)
+            out = (0.0 * next(iter(taps.values()))[0] if taps else
+                   x.new_zeros(B, N, H, C))
         idle = [att for key, att in self.att.items()
                 if not (active if key.startswith('shared') else
                         key.split('_')[0] in active)]
