@@ -51,9 +51,9 @@ def dense_san_conv(
             h = torch.stack([t[:, head] for t in taps[branch]], dim=1)  # [N, J, C]
             A = lap if conv.attention is None else _attention_matrix(
                 conv, branch, lap, h, head)
-            power = eye
+            power = A
             for p in range(h.size(1)):
-                power = power @ A
+                power = power if p == 0 else power @ A
                 out[:, head] = out[:, head] + power @ h[:, p]
     if 'harmonic' in taps:
         P = eye
