@@ -18,8 +18,11 @@ No function here loops over simplices in Python: faces are found by deleting col
 rows are encoded into order-preserving integer keys and looked up with
 :func:`numpy.searchsorted`, and the Laplacians are SciPy sparse products.
 """
-from typing import Dict, Iterable, Iterator, List, Sequence, Tuple
+from itertools import chain, islice
+from operator import itemgetter
+from typing import Dict, Iterator, List, Sequence, Tuple
 
+import gudhi
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import eigsh
@@ -30,6 +33,8 @@ _INT64_MAX = int(np.iinfo(np.int64).max)
 DENSE_EIGEN_LIMIT = 512
 #: Relative tolerance of the Lanczos solver for larger matrices.
 EIGEN_TOL = 1e-6
+#: Simplices taken from GUDHI's iterator at a time.
+_CHUNK = 1 << 18
 
 
 def row_keys(rows: np.ndarray, base: int) -> np.ndarray:
@@ -74,6 +79,33 @@ def group_by_length(flat: np.ndarray, lengths: np.ndarray) -> Dict[int, np.ndarr
         int(m): flat[starts[lengths == m][:, None] + np.arange(m)]
         for m in np.unique(lengths)
     }
+
+
+def simplex_tree_to_arrays(simplex_tree: gudhi.SimplexTree,
+                           order: int) -> List[np.ndarray]:
+    r"""The simplices of a GUDHI :class:`~gudhi.SimplexTree` up to :obj:`order`, one
+    array ``[N_k, k + 1]`` per order present, each in lexicographic order.
+
+    GUDHI only offers a Python iterator over simplices; it is consumed in chunks, so
+    the Python lists it yields never hold more than :data:`_CHUNK` simplices at once.
+    """
+    flats, lengths = [], []
+    simplices = map(itemgetter(0), simplex_tree.get_skeleton(order))
+    while chunk := list(islice(simplices, _CHUNK)):
+        sizes = np.fromiter(map(len, chunk), dtype=np.int64, count=len(chunk))
+        flats.append(np.fromiter(chain.from_iterable(chunk), dtype=np.int64,
+                                 count=int(sizes.sum())))
+        lengths.append(sizes)
+    if not flats:
+        return []
+    flat, sizes = np.concatenate(flats), np.concatenate(lengths)
+    del flats, lengths
+    groups = group_by_length(flat, sizes)
+    if flat.min() < 0:  # not a valid complex; left for the caller to report
+        return list(groups.values())
+    base = int(flat.max()) + 1
+    return [rows[np.argsort(row_keys(rows, base), kind='stable')]
+            for rows in groups.values()]
 
 
 def check_simplex_rows(rows: np.ndarray, k: int) -> None:
@@ -311,8 +343,9 @@ def hodge_laplacians(boundaries: Sequence[sp.csc_array], num_nodes: int) -> Iter
     down, s_down = _zero(num_nodes), 0.0  # L_0^(d) = 0
     for k in range(len(boundaries) + 1):
         if k < len(boundaries):
-            rows = boundaries[k].tocsr()
-            up, next_down = _sorted(rows @ rows.T), _sorted(rows.T @ rows)
+            columns = boundaries[k]
+            rows = columns.tocsr()  # CSR @ CSR products need no further conversion
+            up, next_down = _sorted(rows @ columns.T), _sorted(columns.T @ rows)
             s_up = largest_eigenvalue(min(up, next_down, key=lambda m: m.shape[0]))
         else:
             up, next_down, s_up = _zero(down.shape[0]), None, 0.0

@@ -166,16 +166,9 @@ class SimplicialComplexData(Data):
         if order is None:
             order = max(simplex_tree.dimension(), 0)
         _check_count(order, 'order')
-        items = [simplex for simplex, _ in simplex_tree.get_skeleton(order)]
-        lengths = np.fromiter(map(len, items), dtype=np.int64, count=len(items))
-        flat = np.fromiter(chain.from_iterable(items), dtype=np.int64,
-                           count=int(lengths.sum()))
-        groups = algebra.group_by_length(flat, lengths)
-        if flat.size and flat.min() >= 0:  # else rejected below
-            base = int(flat.max()) + 1
-            groups = {width: rows[np.argsort(algebra.row_keys(rows, base), kind='stable')]
-                      for width, rows in groups.items()}
-        return cls._from_groups(groups, False, num_nodes, order, dtype, kwargs)
+        return cls.from_simplices(algebra.simplex_tree_to_arrays(simplex_tree, order),
+                                  num_nodes=num_nodes, order=order, dtype=dtype,
+                                  **kwargs)
 
     @classmethod
     def from_incidence(
@@ -236,7 +229,8 @@ class SimplicialComplexData(Data):
         simplices[0] = np.arange(num_nodes)[:, None]
         for k in range(1, len(simplices)):
             algebra.check_distinct(simplices[k], k, num_nodes)
-        return cls._build(simplices, boundaries, dtype, kwargs)
+        attrs = _check_attributes(kwargs, [len(rows) for rows in simplices], dtype)
+        return cls._build(simplices, boundaries, dtype, attrs)
 
     @classmethod
     def _from_groups(cls, groups: Dict[int, np.ndarray], close: bool,
@@ -267,24 +261,23 @@ class SimplicialComplexData(Data):
             algebra.check_distinct(simplices[k], k, num_nodes)
         if close:
             simplices = algebra.close_under_faces(simplices)
+        attrs = _check_attributes(kwargs, [len(rows) for rows in simplices], dtype)
         boundaries = [algebra.boundary_matrix(simplices[k], simplices[k - 1])
                       for k in range(1, order + 1)]
-        return cls._build(simplices, boundaries, dtype, kwargs)
+        return cls._build(simplices, boundaries, dtype, attrs)
 
     @classmethod
     def _build(cls, simplices: List[np.ndarray], boundaries: List[sp.csc_array],
-               dtype: torch.dtype, kwargs: Dict[str, Any]) -> 'SimplicialComplexData':
-        # simplices[k] for k = 0..K and B_1..B_K, validated; kwargs not yet.
-        if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
-            raise TypeError(f"dtype must be a floating torch.dtype, not {dtype!r}")
-        sizes = [len(rows) for rows in simplices]
-        attrs: Dict[str, Any] = dict(_check_features(kwargs, sizes),
-                                     num_nodes=sizes[0])
+               dtype: torch.dtype, attrs: Dict[str, Any]) -> 'SimplicialComplexData':
+        # From validated simplices[k] (k = 0..K), B_1..B_K and user attributes.
+        attrs = dict(attrs, num_nodes=len(simplices[0]))
         for k, B in enumerate(boundaries, start=1):
-            attrs[f'simplices_{k}'] = torch.from_numpy(simplices[k].astype(np.int64))
+            attrs[f'simplices_{k}'] = torch.from_numpy(
+                np.ascontiguousarray(simplices[k], dtype=np.int64))
             attrs[f'boundary_index_{k}'] = _index(B)
             attrs[f'boundary_weight_{k}'] = _weight(B, dtype)
-        for k, down, up, hodge, lam in algebra.hodge_laplacians(boundaries, sizes[0]):
+        for k, down, up, hodge, lam in algebra.hodge_laplacians(boundaries,
+                                                                len(simplices[0])):
             stored = {'down': down if k > 0 else None,
                       'up': up if k < len(boundaries) else None}
             for name, matrix in stored.items():
@@ -477,8 +470,12 @@ def _as_incidence(matrix: IncidenceInput, k: int) -> sp.csc_array:
     return out.astype(np.float32)
 
 
-def _check_features(kwargs: Dict[str, Any], sizes: List[int]) -> Dict[str, Any]:
-    # Checks the x_k among kwargs against N_k; returns kwargs with arrays as tensors.
+def _check_attributes(kwargs: Dict[str, Any], sizes: List[int],
+                      dtype: torch.dtype) -> Dict[str, Any]:
+    # Checks the weight dtype and the x_k among kwargs against N_k; returns kwargs with
+    # feature arrays as tensors.
+    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+        raise TypeError(f"dtype must be a floating torch.dtype, not {dtype!r}")
     out = {}
     for key, value in kwargs.items():
         if _COMPUTED.fullmatch(key) or key == 'num_nodes':
@@ -514,7 +511,8 @@ def _index(matrix: Union[sp.csr_array, sp.csc_array]) -> Tensor:
     # minor index (column of a CSR, row of a CSC), row 1 the major one.
     index = np.empty((2, matrix.nnz), dtype=np.int64)
     index[0] = matrix.indices
-    index[1] = np.repeat(np.arange(len(matrix.indptr) - 1), np.diff(matrix.indptr))
+    index[1] = np.repeat(np.arange(len(matrix.indptr) - 1, dtype=matrix.indices.dtype),
+                         np.diff(matrix.indptr))
     return torch.from_numpy(index)
 
 

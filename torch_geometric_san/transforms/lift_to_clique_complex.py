@@ -8,7 +8,7 @@ from torch import Tensor
 from torch_geometric.data import Data
 from torch_geometric.transforms import BaseTransform
 
-from torch_geometric_san.data import SimplicialComplexData
+from torch_geometric_san.data import SimplicialComplexData, algebra
 
 
 class LiftToCliqueComplex(BaseTransform):
@@ -64,10 +64,9 @@ class LiftToCliqueComplex(BaseTransform):
         src, dst = edge_index
         keep = src != dst
         low, high = np.minimum(src, dst)[keep], np.maximum(src, dst)[keep]
-        tree = gudhi.SimplexTree()
-        tree.insert_batch(np.arange(num_nodes)[None, :], np.zeros(num_nodes))
-        tree.insert_batch(np.stack([low, high]), np.zeros(len(low)))
-        tree.expansion(self.max_order)
+        # The tree is dropped once its simplices are arrays, before the algebra.
+        simplices = algebra.simplex_tree_to_arrays(
+            _clique_tree(low, high, self.max_order), self.max_order)
 
         features: Dict[str, Any] = {
             key: value for key, value in data.items()
@@ -79,12 +78,20 @@ class LiftToCliqueComplex(BaseTransform):
         if data.edge_attr is not None:
             features['x_1'] = _edge_features(data.edge_attr, low, high, keep, num_nodes,
                                              forward=(src < dst)[keep])
-        return SimplicialComplexData.from_simplex_tree(
-            tree, num_nodes=num_nodes, order=self.max_order, dtype=self.dtype,
+        return SimplicialComplexData.from_simplices(
+            simplices, num_nodes=num_nodes, order=self.max_order, dtype=self.dtype,
             **features)
 
     def __repr__(self) -> str:
         return f'{self.__class__.__name__}(max_order={self.max_order})'
+
+
+def _clique_tree(low: np.ndarray, high: np.ndarray, max_order: int) -> gudhi.SimplexTree:
+    # The clique complex of the edges (low, high) up to max_order, with GUDHI.
+    tree = gudhi.SimplexTree()
+    tree.insert_batch(np.stack([low, high]), np.zeros(len(low)))
+    tree.expansion(max_order)
+    return tree
 
 
 def _check_edge_index(edge_index: Any, num_nodes: int) -> np.ndarray:

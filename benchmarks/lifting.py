@@ -1,0 +1,287 @@
+"""Lifting speed and peak memory against graph size.
+
+Lifts random geometric graphs (points uniform in the unit square, radius chosen so
+that the expected number of edges is the target, mean degree about 10) to their
+clique 2-complexes and times
+
+* ``torch_geometric_san``: ``LiftToCliqueComplex(max_order=2)`` from a PyG ``Data``
+  (both directions of each edge, as PyG stores undirected graphs) to a complete
+  ``SimplicialComplexData``: B_1, B_2, the lower, upper and normalised Hodge
+  Laplacians of orders 0..2 (with their largest eigenvalues);
+* ``TopoNetX``: ``toponetx.transform.graph_to_clique_complex(G, max_rank=2)`` on a
+  ``networkx.Graph`` plus its signed incidence matrices B_1, B_2 (no Laplacians),
+  where ``toponetx`` is installed (``pip install --no-deps toponetx`` plus what it
+  imports: networkx, pandas, trimesh), in the same run on the same graphs.
+
+Building the input (the ``Data`` object or the ``networkx.Graph``) is not timed.
+Each measurement runs in a fresh subprocess; time is the median of the repeats,
+memory the peak resident set size of that process (``ru_maxrss``, which sees NumPy,
+SciPy, GUDHI and torch allocations alike), reported as the whole process and as its
+growth over the resident set just before the first lift. TopoNetX runs are capped:
+a size whose time predicted from the previous one exceeds the budget is skipped, a
+run that exceeds it is stopped.
+
+Examples::
+
+    python benchmarks/lifting.py --quick
+    python benchmarks/lifting.py               # full run, writes docs/results.md
+    python benchmarks/lifting.py --device cuda --sizes 100000 1000000
+"""
+import argparse
+import datetime
+import json
+import math
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from typing import Dict, List, Optional, Tuple
+
+import numpy as np
+import scipy.optimize
+import scipy.spatial
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _common import REPO, machine, markdown_table, write_results  # noqa: E402
+
+FULL_SIZES = [10**3, 3 * 10**3, 10**4, 3 * 10**4, 10**5, 3 * 10**5, 10**6]
+QUICK_SIZES = [10**3, 10**4, 10**5]
+DEGREE = 10
+METHODS = ['torch_geometric_san', 'toponetx']
+
+
+def random_geometric_graph(num_edges: int, seed: int = 0) -> Tuple[int, np.ndarray]:
+    r"""The number of nodes and the edges ``[E, 2]`` (``i < j``) of a random geometric graph in the unit square
+    with ``2 * num_edges / DEGREE`` nodes and about :obj:`num_edges` edges: the radius
+    solves :math:`\binom{n}{2} (\pi r^2 - \frac{8}{3} r^3 + \frac{1}{2} r^4) = E`,
+    the expected edge count with the border effect."""
+    n = max(2 * num_edges // DEGREE, 4)
+    pairs = n * (n - 1) / 2
+    radius = scipy.optimize.brentq(
+        lambda r: pairs * (math.pi * r**2 - 8 / 3 * r**3 + r**4 / 2) - num_edges,
+        1e-9, 1.0)
+    points = np.random.default_rng(seed).random((n, 2))
+    return n, scipy.spatial.cKDTree(points).query_pairs(radius, output_type='ndarray')
+
+
+def current_rss() -> int:
+    with open('/proc/self/statm') as f:
+        return int(f.read().split()[1]) * os.sysconf('SC_PAGE_SIZE')
+
+
+def worker(method: str, num_edges: int, repeats: int, device: str) -> Dict:
+    num_nodes, edges = random_geometric_graph(num_edges)
+    if method == 'torch_geometric_san':
+        import torch
+        from torch_geometric.data import Data
+
+        from torch_geometric_san.transforms import LiftToCliqueComplex
+        edge_index = torch.from_numpy(np.concatenate([edges, edges[:, ::-1]]).T.copy())
+        graph = Data(edge_index=edge_index, num_nodes=num_nodes)
+        lift = LiftToCliqueComplex(max_order=2)
+
+        def run():
+            data = lift(graph)
+            return data, [data.num_simplices(k) for k in range(3)]
+    else:
+        import networkx as nx
+        from toponetx.transform import graph_to_clique_complex
+        graph = nx.Graph()
+        graph.add_nodes_from(range(num_nodes))
+        graph.add_edges_from(edges.tolist())
+
+        def run():
+            complex = graph_to_clique_complex(graph, max_rank=2)
+            B1 = complex.incidence_matrix(1, signed=True)
+            B2 = complex.incidence_matrix(2, signed=True)
+            return (B1, B2), [B1.shape[0], B1.shape[1], B2.shape[1]]
+
+    rss_before = current_rss()
+    times, to_device = [], []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        out, counts = run()
+        times.append(time.perf_counter() - start)
+        if device != 'cpu':
+            start = time.perf_counter()
+            out.to(device)
+            torch.cuda.synchronize()
+            to_device.append(time.perf_counter() - start)
+        del out
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    return dict(time=statistics.median(times), peak=peak, growth=peak - rss_before,
+                counts=counts, to_device=statistics.median(to_device) if to_device
+                else None)
+
+
+def run_worker(method: str, num_edges: int, repeats: int, device: str,
+               timeout: float) -> Dict:
+    command = [sys.executable, os.path.abspath(__file__), '--worker', method,
+               '--sizes', str(num_edges), '--repeats', str(repeats),
+               '--device', device]
+    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep +
+               os.environ.get('PYTHONPATH', ''))
+    try:
+        result = subprocess.run(command, capture_output=True, text=True,
+                                timeout=timeout, env=env)
+    except subprocess.TimeoutExpired:
+        return dict(note=f'stopped after {timeout:.0f} s')
+    if result.returncode != 0:
+        return dict(note='failed: ' + (result.stderr.strip().splitlines() or
+                                       ['?'])[-1][:120])
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def available(method: str) -> Optional[str]:
+    if method == 'toponetx':
+        try:
+            import toponetx.transform  # noqa: F401
+        except ImportError as error:
+            return f'toponetx is not importable ({error})'
+    return None
+
+
+def gb(value: Optional[float]) -> str:
+    return '-' if value is None else f'{value / 2**30:.2f}'
+
+
+def table(rows: List[Dict], device: str) -> str:
+    header = ['target edges', 'edges', 'triangles', 'ours: time (s)',
+              'ours: peak RSS / growth (GB)', 'TopoNetX: time (s)',
+              'TopoNetX: peak RSS / growth (GB)', 'TopoNetX / ours (time)']
+    if device != 'cpu':
+        header.insert(5, f'ours: .to({device}) (s)')
+    lines = []
+    for row in rows:
+        ours, theirs = row['torch_geometric_san'], row['toponetx']
+        counts = ours.get('counts', [None] * 3)
+        cells = [f'{row["edges"]:.0e}'.replace('e+0', 'e'), str(counts[1]),
+                 str(counts[2])]
+        for result in (ours, theirs):
+            if 'time' in result:
+                cells += [f'{result["time"]:.3g}',
+                          f'{gb(result["peak"])} / {gb(result["growth"])}']
+            else:
+                cells += [result.get('note', '-'), '-']
+        if device != 'cpu':
+            cells.insert(5, f'{ours["to_device"]:.3g}' if ours.get('to_device')
+                         is not None else '-')
+        if 'time' in ours and 'time' in theirs:
+            if theirs['counts'][1:] != counts[1:]:
+                raise RuntimeError(f"TopoNetX and ours disagree on {row['edges']}: "
+                                   f"{theirs['counts']} vs {counts}")
+            cells.append(f'{theirs["time"] / ours["time"]:.1f}x')
+        else:
+            cells.append('-')
+        lines.append(cells)
+    return markdown_table(header, lines)
+
+
+def verdicts(rows: List[Dict]) -> str:
+    targets = {10**5: (1.5, None), 10**6: (20.0, 4.0)}
+    out = []
+    for row in rows:
+        if row['edges'] not in targets or 'time' not in row['torch_geometric_san']:
+            continue
+        result = row['torch_geometric_san']
+        seconds, memory = targets[row['edges']]
+        met = result['time'] <= seconds
+        text = (f'- {row["edges"]:.0e} edges: {result["time"]:.2f} s (target <= '
+                f'{seconds:g} s)').replace('e+0', 'e')
+        if memory is not None:
+            met &= result['peak'] <= memory * 2**30
+            text += f', peak RSS {gb(result["peak"])} GB (target <= {memory:g} GB)'
+        out.append(text + (': met' if met else ': NOT met'))
+    return '\n'.join(out)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--quick', action='store_true',
+                        help=f'sizes {QUICK_SIZES}, one repeat, TopoNetX budget 20 s')
+    parser.add_argument('--sizes', type=int, nargs='+', help='target edge counts')
+    parser.add_argument('--repeats', type=int, help='timed lifts per size (ours)')
+    parser.add_argument('--device', default='cpu',
+                        help='also time moving the lifted complex to this device')
+    parser.add_argument('--budget', type=float,
+                        help='seconds allowed per TopoNetX run (default 300, quick 20)')
+    parser.add_argument('--results', default=str(REPO / 'docs' / 'results.md'),
+                        help='markdown file a full run writes its table to')
+    parser.add_argument('--worker', choices=METHODS, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+
+    if args.worker:
+        print(json.dumps(worker(args.worker, args.sizes[0], args.repeats or 1,
+                                args.device)))
+        return
+
+    sizes = args.sizes or (QUICK_SIZES if args.quick else FULL_SIZES)
+    repeats = args.repeats or (1 if args.quick else 3)
+    budget = args.budget or (20.0 if args.quick else 300.0)
+    skip = {method: available(method) for method in METHODS}
+    for method, reason in skip.items():
+        if reason:
+            print(f'note: {method} column skipped: {reason}')
+    rows = []
+    last = None  # (edges, seconds) of the last TopoNetX run
+    given_up = None  # why TopoNetX no longer runs
+    for num_edges in sizes:
+        row = {'edges': num_edges}
+        row['torch_geometric_san'] = run_worker('torch_geometric_san', num_edges,
+                                                repeats, args.device, timeout=3600)
+        predicted = last[1] * num_edges / last[0] if last else 0.0
+        if skip['toponetx']:
+            row['toponetx'] = dict(note='not installed')
+        elif given_up:
+            row['toponetx'] = dict(note=f'skipped ({given_up})')
+        elif predicted > budget:
+            row['toponetx'] = dict(note=f'skipped (predicted {predicted:.0f} s > '
+                                   f'{budget:.0f} s budget)')
+            given_up = 'a smaller size was over budget'
+        else:
+            row['toponetx'] = run_worker('toponetx', num_edges, 1, 'cpu',
+                                         timeout=budget)
+            if 'time' in row['toponetx']:
+                last = (num_edges, row['toponetx']['time'])
+            else:
+                given_up = 'a smaller size did not finish'
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+
+    text = table(rows, args.device)
+    summary = verdicts(rows)
+    print('\n' + text + '\n\n' + summary)
+    if not args.quick:
+        command = 'python benchmarks/lifting.py ' + ' '.join(sys.argv[1:])
+        versions = _versions()
+        block = (
+            f'Command: `{command.strip()}` ({datetime.date.today().isoformat()}).\n'
+            f'Machine: {machine(args.device)}; {versions}.\n\n'
+            f'Random geometric graphs in the unit square, mean degree about {DEGREE}, '
+            f'lifted to clique 2-complexes. "ours" is `LiftToCliqueComplex(max_order=2)` '
+            f'to a complete `SimplicialComplexData` (B_1, B_2, lower/upper/normalised '
+            f'Hodge Laplacians of orders 0..2), median of {repeats} runs; TopoNetX is '
+            f'`graph_to_clique_complex(G, max_rank=2)` plus its signed incidence '
+            f'matrices B_1, B_2 only, one run, capped at {budget:.0f} s. Memory: peak '
+            f'resident set (`ru_maxrss`) of a fresh process per measurement, and its '
+            f'growth over the resident set before the lift.\n\n{text}\n\n{summary}\n')
+        write_results(args.results, 'Lifting', 'lifting', block)
+        print(f'\nwrote {args.results}')
+
+
+def _versions() -> str:
+    import importlib.metadata as metadata
+    names = ['gudhi', 'numpy', 'scipy', 'torch_geometric', 'toponetx', 'networkx']
+    out = []
+    for name in names:
+        try:
+            out.append(f'{name} {metadata.version(name)}')
+        except metadata.PackageNotFoundError:
+            pass
+    return ', '.join(out)
+
+
+if __name__ == '__main__':
+    main()
