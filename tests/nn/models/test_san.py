@@ -133,6 +133,46 @@ def test_orientation_equivariant_network(kit):
                           atol=1e-12)
 
 
+def test_flatten_readout(kit):
+    # The MLP sees the features of every simplex at its position: one linear
+    # map of the concatenated [N * C] features per signal / complex.
+    data = with_signal(kit.delaunay(12), batch=5)
+    n = data.num_simplices(1)
+    model = SAN(3, 4, num_layers=1, out_channels=2, readout='flatten',
+                readout_layers=1, num_simplices=n).double().eval()
+    ops = kit.operators(data, 1)
+    out = model(data)
+    assert out.shape == (5, 2)
+    hidden = F.relu(model.convs[0](data.x_1, *ops))  # [5, n, 4]
+    lin = model.mlp.lins[0]
+    assert lin.in_channels == 4 * n
+    assert torch.allclose(out, hidden.reshape(5, -1) @ lin.weight.t() + lin.bias)
+    assert torch.allclose(model(data.x_1[2], *ops), out[2:3])  # one signal
+    # A batch of copies of the complex: one row per complex.
+    complexes = [with_signal(kit.delaunay(12), seed=s) for s in range(3)]
+    batch = next(iter(DataLoader(complexes, batch_size=3)))
+    alone = torch.cat([model(c) for c in complexes])
+    assert torch.allclose(model(batch), alone)
+    deep = SAN(3, 4, num_layers=1, out_channels=2, readout='flatten',
+               num_simplices=n)
+    assert [lin.in_channels for lin in deep.mlp.lins] == [4 * n, 4]
+
+
+def test_flatten_readout_checks_sizes(kit):
+    data = with_signal(kit.delaunay(12))
+    with pytest.raises(ValueError, match="num_simplices"):
+        SAN(3, 4, 1, 2, readout='flatten')
+    model = SAN(3, 4, 1, 2, readout='flatten', num_simplices=7).double()
+    with pytest.raises(ValueError, match="7 simplices per complex"):
+        model(data)
+    other = with_signal(kit.delaunay(13, seed=1))
+    batch = next(iter(DataLoader([data, other], batch_size=2)))
+    model = SAN(3, 4, 1, 2, readout='flatten',
+                num_simplices=data.num_simplices(1)).double()
+    with pytest.raises(ValueError, match="simplices per complex"):
+        model(batch)
+
+
 @pytest.mark.parametrize('act', ['identity', 'Identity', None])
 def test_identity_activation(kit, act):
     data = with_signal(kit.delaunay(12))
@@ -175,7 +215,7 @@ def test_invariant_readout(kit, act, invariant):
 
 
 def test_invalid_arguments(kit):
-    with pytest.raises(ValueError, match="readout"):
+    with pytest.raises(ValueError, match="'readout' must be None, 'flatten'"):
         SAN(3, 8, 2, 1, readout='median')
     with pytest.raises(ValueError, match="num_layers"):
         SAN(3, 8, 0, 1)

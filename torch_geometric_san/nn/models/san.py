@@ -22,8 +22,8 @@ class SAN(torch.nn.Module):
     r"""A Simplicial Attention Network: a stack of :class:`SANConv` layers on
     the :math:`k`-simplices of a complex (:obj:`order` :math:`= k`), each
     followed by an activation and dropout, and optionally a readout that pools
-    the simplices of each complex (sum, mean or max) and classifies the pooled
-    features with an MLP.
+    the simplices of each complex (sum, mean or max), or concatenates their
+    features (flatten), and classifies the result with an MLP.
 
     Without readout the model maps simplex features to :obj:`out_channels`
     per simplex (the last layer has no activation and averages its heads);
@@ -45,9 +45,16 @@ class SAN(torch.nn.Module):
             :class:`~torch_geometric_san.data.SimplicialComplexData`.
             (default: :obj:`1`)
         readout (str, optional): :obj:`None` (per-simplex output),
-            :obj:`"sum"`, :obj:`"mean"` or :obj:`"max"`. (default: :obj:`None`)
+            :obj:`"sum"`, :obj:`"mean"`, :obj:`"max"`, or :obj:`"flatten"`:
+            the features of the :obj:`num_simplices` simplices of each complex
+            concatenated in their order, for signals that all live on one
+            complex of fixed size (a position-aware readout, as in the SAN
+            authors' trajectory experiments; not invariant to a relabelling
+            of the simplices). (default: :obj:`None`)
         readout_layers (int, optional): Number of layers of the readout MLP
-            (:obj:`1`: a linear map). (default: :obj:`2`)
+            (:obj:`1`: a linear map); its hidden layers have the width of the
+            pooled features (:obj:`hidden_channels` per head for the
+            flatten readout too). (default: :obj:`2`)
         act (str or Callable, optional): Activation after each layer, e.g.
             :obj:`"relu"`, :obj:`"tanh"` or :obj:`"identity"`.
             (default: :obj:`"relu"`)
@@ -64,6 +71,9 @@ class SAN(torch.nn.Module):
             activation (:obj:`"identity"`, :obj:`"tanh"`), so the output of
             such a network then does not depend on the orientations.
             (default: :obj:`False`)
+        num_simplices (int, optional): The number of :math:`k`-simplices of
+            every complex, needed by the flatten readout.
+            (default: :obj:`None`)
 
     Example:
         >>> import torch
@@ -77,6 +87,11 @@ class SAN(torch.nn.Module):
         >>> model = SAN(2, 4, num_layers=1, out_channels=2, readout='sum')
         >>> model(data).shape  # logits of the one complex
         torch.Size([1, 2])
+        >>> model = SAN(2, 4, num_layers=1, out_channels=2, readout='flatten',
+        ...             num_simplices=5)
+        >>> model(torch.randn(8, 5, 2), *data.up_laplacian(1),
+        ...       *data.down_laplacian(1)).shape  # 8 signals on the complex
+        torch.Size([8, 2])
     """
     conv_cls: Type[SANConv] = SANConv
 
@@ -93,13 +108,19 @@ class SAN(torch.nn.Module):
         dropout: float = 0.0,
         conv_kwargs: Optional[Dict[str, Any]] = None,
         invariant_readout: bool = False,
+        num_simplices: Optional[int] = None,
     ):
         super().__init__()
         if not isinstance(num_layers, int) or num_layers < 1:
             raise ValueError(f"'num_layers' must be a positive int (got {num_layers!r})")
-        if readout is not None and readout not in READOUTS:
-            raise ValueError(f"'readout' must be None or one of {sorted(READOUTS)} "
-                             f"(got {readout!r})")
+        if readout is not None and readout not in tuple(READOUTS) + ('flatten', ):
+            raise ValueError(f"'readout' must be None, 'flatten' or one of "
+                             f"{sorted(READOUTS)} (got {readout!r})")
+        if readout == 'flatten' and (not isinstance(num_simplices, int)
+                                     or num_simplices < 1):
+            raise ValueError(f"the flatten readout needs 'num_simplices', the "
+                             f"positive number of simplices of each complex "
+                             f"(got {num_simplices!r})")
         if not 0.0 <= dropout < 1.0:
             raise ValueError(f"'dropout' must lie in [0, 1) (got {dropout})")
         if invariant_readout and readout is None:
@@ -111,6 +132,7 @@ class SAN(torch.nn.Module):
         self.order = order
         self.readout = readout
         self.invariant_readout = invariant_readout
+        self.num_simplices = num_simplices
         self.dropout = dropout
         if act is None or (isinstance(act, str) and act.lower() == 'identity'):
             act = None  # PyG's resolver has no identity; MLP takes None
@@ -129,8 +151,9 @@ class SAN(torch.nn.Module):
 
         self.mlp: Optional[MLP] = None
         if readout is not None:
-            self.mlp = MLP([channels] * readout_layers + [out_channels],
-                           dropout=dropout, act=act, norm=None)
+            first = channels * (num_simplices if readout == 'flatten' else 1)
+            self.mlp = MLP([first] + [channels] * (readout_layers - 1) +
+                           [out_channels], dropout=dropout, act=act, norm=None)
 
     def reset_parameters(self):
         r"""Resets all learnable parameters of the module."""
@@ -196,8 +219,24 @@ class SAN(torch.nn.Module):
         assert self.readout is not None
         if self.invariant_readout:
             x = x.abs()
-        x = READOUTS[self.readout](x, batch)
+        if self.readout == 'flatten':
+            x = self._flatten(x, batch)
+        else:
+            x = READOUTS[self.readout](x, batch)
         return self.mlp(x)
+
+    def _flatten(self, x: Tensor, batch: OptTensor) -> Tensor:
+        # [..., G * N, C] -> [..., G, N * C], or [B, N * C] for B signals on
+        # one complex, as the pooled readouts.
+        n, N = x.size(-2), self.num_simplices
+        assert N is not None
+        sizes = (torch.full((1, ), n) if batch is None else
+                 torch.bincount(batch.cpu()))
+        if not bool((sizes == N).all()):
+            raise ValueError(f"the flatten readout needs {N} simplices per "
+                             f"complex (got {sizes.tolist()})")
+        out = x.reshape(*x.shape[:-2], sizes.numel(), N * x.size(-1))
+        return out.squeeze(-2) if batch is None and x.dim() == 3 else out
 
     def __repr__(self) -> str:
         return (f'{self.__class__.__name__}({self.in_channels}, '
