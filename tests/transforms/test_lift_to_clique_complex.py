@@ -81,6 +81,15 @@ def test_graph_without_triangles_is_padded_to_max_order():
     assert batch.num_simplices(2) == 4
 
 
+@pytest.mark.parametrize('edge_index', [None, torch.empty(2, 0, dtype=torch.long)])
+def test_graph_without_edges(edge_index):
+    graph = Data(x=torch.randn(3, 2), edge_index=edge_index)
+    data = LiftToCliqueComplex()(graph)
+    assert [data.num_simplices(k) for k in range(3)] == [3, 0, 0]
+    assert torch.equal(data.x_0, graph.x)
+    assert data.hodge_laplacian(0)[0].shape == (2, 0)
+
+
 def test_edge_attributes_follow_orientation_and_first_occurrence():
     # Edges as given: (1, 0), (0, 2), (2, 0), (1, 2), (2, 1), (1, 0), (3, 3).
     edge_index = torch.tensor([[1, 0, 2, 1, 2, 1, 3], [0, 2, 0, 2, 1, 0, 3]])

@@ -27,6 +27,7 @@ class LiftToCliqueComplex(BaseTransform):
       id, or else the first occurrence.
     * Self-loops are not simplices and are dropped, as are other edge-level attributes
       (named ``edge_*``). Every other attribute (``y``, ``pos``, masks, ...) is copied.
+      A graph without ``edge_index`` has no edges.
 
     The complex is padded to :obj:`max_order` (with empty orders) when the graph has no
     cliques that large, so lifted graphs can always be batched together.
@@ -40,7 +41,8 @@ class LiftToCliqueComplex(BaseTransform):
     Example:
         >>> from torch_geometric.data import Data
         >>> edge_index = torch.tensor([[0, 0, 0, 1, 1, 2], [1, 2, 3, 2, 3, 3]])
-        >>> complex = LiftToCliqueComplex(max_order=3)(Data(edge_index=edge_index))
+        >>> graph = Data(edge_index=edge_index, num_nodes=4)
+        >>> complex = LiftToCliqueComplex(max_order=3)(graph)
         >>> [complex.num_simplices(k) for k in range(4)]
         [4, 6, 4, 1]
     """
@@ -60,7 +62,8 @@ class LiftToCliqueComplex(BaseTransform):
         if num_nodes is None:
             raise ValueError("the number of nodes cannot be inferred; set "
                              "data.num_nodes")
-        edge_index = _check_edge_index(data.edge_index, num_nodes)
+        edge_index = (np.empty((2, 0), dtype=np.int64) if data.edge_index is None else
+                      _check_edge_index(data.edge_index, num_nodes))
         src, dst = edge_index
         keep = src != dst
         low, high = np.minimum(src, dst)[keep], np.maximum(src, dst)[keep]
