@@ -48,7 +48,9 @@ class SimplicialComplexData(Data):
 
     Operators are stored in :obj:`edge_index` style: row 0 of an index is the source
     :math:`j`, row 1 the target :math:`i` of entry :math:`(i, j)`, entries sorted by
-    target. Laplacian indices include the diagonal and leave out exact zeros (in
+    target. For the boundary that is the operator :math:`\mathbf{B}_k^\top` (faces to
+    simplices): index pairs ``(f, s)`` are the entries of :math:`\mathbf{B}_k`, sorted
+    by simplex. Laplacian indices include the diagonal and leave out exact zeros (in
     :math:`\mathbf{L}_k` the lower and upper entries of two faces of a common
     :math:`(k+1)`-simplex cancel). Weights are ``float32`` unless another ``dtype`` is
     asked for; they are exact except for the normalised Hodge Laplacian, whose
@@ -56,7 +58,9 @@ class SimplicialComplexData(Data):
     :data:`~torch_geometric_san.data.algebra.DENSE_EIGEN_LIMIT` rows and from Lanczos
     (relative tolerance :data:`~torch_geometric_san.data.algebra.EIGEN_TOL`) above. A
     zero Laplacian (e.g. of isolated vertices) has no entries, and its normalised form
-    is zero too (no division).
+    is zero too (no division). Where one of :math:`\mathbf{L}_k^{(d)}`,
+    :math:`\mathbf{L}_k^{(u)}` is zero, ``hodge_index_k`` is the same tensor as the
+    other's index (no copy).
 
     Batching: :meth:`__inc__` shifts ``simplices_k`` by :math:`N_0`, the rows of
     ``boundary_index_k`` by :math:`N_{k-1}` and its columns by :math:`N_k`, and the
