@@ -1,9 +1,9 @@
 """Trajectory classification with data-parallel training (torch.distributed).
 
-The models of ``benchmarks/trajectory.py`` (one simplicial layer on the edge
-flows, a sum over the edges of each trajectory and an MLP readout) trained with
-:class:`torch.nn.parallel.DistributedDataParallel` (DDP) over a dataset of
-complexes: every item of the dataset is a complete
+The networks of the paper's Table 1 (``benchmarks/trajectory.py``: one simplicial
+layer on the edge flows with 4 features and an MLP readout over the flattened edge
+features) trained with :class:`torch.nn.parallel.DistributedDataParallel` (DDP)
+over a dataset of complexes: every item of the dataset is a complete
 :class:`~torch_geometric_san.data.SimplicialComplexData`, a
 :class:`~torch.utils.data.distributed.DistributedSampler` gives each process its
 share of the items (a permutation seeded by ``--seed`` plus the epoch, the same
@@ -12,7 +12,7 @@ share into block-diagonal complexes, and DDP averages the gradients of the
 processes after every backward pass, so that all processes take the same
 optimiser step.
 
-Launch with ``torchrun``; one process per GPU with NCCL where CUDA is
+Launch with ``torchrun``: one process per GPU with NCCL where CUDA is
 available (device ``cuda:LOCAL_RANK``), processes on the CPU with gloo
 otherwise. Without ``torchrun`` the script trains in one process (no process
 group, no DDP wrapper) on the same data pipeline, which is the single-process
@@ -31,11 +31,14 @@ Examples::
 import argparse
 import datetime
 import os
+import random
 import sys
 import time
 from pathlib import Path
-from typing import Dict, Optional, Sequence, Tuple
+from typing import Dict, Optional, Sequence, Tuple, Type
 
+import numpy as np
+import scipy.sparse as sp
 import torch
 import torch.distributed as dist
 import torch.nn.functional as F
@@ -44,24 +47,35 @@ from torch.utils.data.distributed import DistributedSampler
 from torch_geometric.loader import DataLoader
 from torch_geometric.transforms import BaseTransform
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-import _common  # noqa: E402
-from trajectory import ACTIVATIONS, HIDDEN, MODELS, order1_operators  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
 
 from torch_geometric_san.data import SimplicialComplexData  # noqa: E402
+from torch_geometric_san.data.algebra import largest_eigenvalue  # noqa: E402
 from torch_geometric_san.datasets import (  # noqa: E402
     OceanDriftersDataset,
     SyntheticFlowDataset,
 )
-from torch_geometric_san.nn.models import SAN  # noqa: E402
+from torch_geometric_san.nn.models import SAN, SAT, SCN, SCNN, SNN  # noqa: E402
+
+HIDDEN = 4
+TAPS = dict(J_up=3, J_down=3)
+#: The networks of Table 1: class, layer arguments, and whether the layer (a
+#: fixed-weight one) takes the Laplacians divided by their largest eigenvalues.
+MODELS: Dict[str, Tuple[Type[SAN], dict, bool]] = {
+    'SAN': (SAN, dict(TAPS, J_harmonic=5, eps=0.9), False),
+    'SAT': (SAT, {}, False),
+    'SCNN': (SCNN, TAPS, True),
+    'SNN': (SNN, {}, True),
+    'SCN': (SCN, {}, True),
+}
+ACTIVATIONS = {'Id': 'identity', 'ReLU': 'relu', 'Tanh': 'tanh'}
 
 
 class ScaledLaplacians(BaseTransform):
     r"""Gives every item the lower and upper edge Laplacians of the shared
-    complex divided by their largest eigenvalues (the inputs of the
-    fixed-weight layers SCNN, SNN and SCN in ``benchmarks/trajectory.py``).
+    complex divided by their largest eigenvalues (so that their powers stay
+    bounded), the input of the fixed-weight layers SCNN, SNN and SCN.
 
     Computed once for the dataset: its items all live on :obj:`complex`.
 
@@ -69,49 +83,62 @@ class ScaledLaplacians(BaseTransform):
         complex (SimplicialComplexData): The complex shared by the items.
     """
     def __init__(self, complex: SimplicialComplexData):
-        _, scaled = order1_operators(complex)
-        self.up_weight, self.down_weight = scaled[1], scaled[3]
+        n = complex.num_simplices(1)
+        self.weights = {}
+        for name in ('up', 'down'):
+            index, weight = getattr(complex, f'{name}_laplacian')(1)
+            matrix = sp.csr_array((weight.double().numpy(),
+                                   (index[1].numpy(), index[0].numpy())), shape=(n, n))
+            self.weights[name] = weight / max(largest_eigenvalue(matrix), 1e-12)
 
     def forward(self, data: SimplicialComplexData) -> SimplicialComplexData:
-        if data.up_weight_1.shape != self.up_weight.shape or \
-                data.down_weight_1.shape != self.down_weight.shape:
-            raise ValueError("ScaledLaplacians got an item that does not live on "
-                             "the dataset's shared complex")
-        data.up_weight_1 = self.up_weight
-        data.down_weight_1 = self.down_weight
+        for name, weight in self.weights.items():
+            if data[f'{name}_weight_1'].shape != weight.shape:
+                raise ValueError("ScaledLaplacians got an item that does not live "
+                                 "on the dataset's shared complex")
+            data[f'{name}_weight_1'] = weight
         return data
 
 
 def open_dataset(name: str, split: str, args: argparse.Namespace):
     """The :obj:`split` of dataset :obj:`name` (default edge orientation),
-    with :class:`ScaledLaplacians` for the fixed-weight models."""
+    with :class:`ScaledLaplacians` for the fixed-weight models. The ocean
+    drifters are read from (or downloaded into)
+    ``<root>/ocean_drifters/raw/dataBuoys.jld2``."""
     root = Path(args.root)
     if name == 'synthetic':
         dataset = SyntheticFlowDataset(
             str(root / 'synthetic_flow'), split=split, num_points=args.num_points,
             num_train=args.num_train or 1000, num_test=args.num_test or 200, log=False)
     else:
-        raw = root / 'ocean_drifters'
-        _common.provide_raw_files(raw / 'raw', ['dataBuoys.jld2'],
-                                  _common.shared_data_dir(args.data_root) /
-                                  'ocean_drifters')
-        dataset = OceanDriftersDataset(str(raw), split=split, log=False)
+        dataset = OceanDriftersDataset(str(root / 'ocean_drifters'), split=split,
+                                       log=False)
         limit = args.num_train if split == 'train' else args.num_test
         if limit:
             dataset = dataset[:limit]
-    if MODELS[args.model].scaled:
+    if MODELS[args.model][2]:
         dataset.transform = ScaledLaplacians(dataset.complex)
     return dataset
 
 
-def build_model(name: str, act: str, num_classes: int, dropout: float) -> SAN:
-    """The network :obj:`name` of ``benchmarks/trajectory.py``'s table with
-    activation :obj:`act` (a key of its ``ACTIVATIONS``). Its layer builds the
-    operators of each batch (no ``cached``: batches are new complexes)."""
-    spec = MODELS[name]
-    return spec.cls(1, HIDDEN, num_layers=1, out_channels=num_classes, readout='sum',
-                    readout_layers=2, act=ACTIVATIONS[act], dropout=dropout,
-                    conv_kwargs=spec.conv, **spec.model)
+def set_seed(seed: int) -> None:
+    """Seeds Python's, NumPy's and PyTorch's random generators."""
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def build_model(name: str, act: str, num_edges: int, num_classes: int,
+                dropout: float, readout: str = 'flatten') -> SAN:
+    """Network :obj:`name` of :data:`MODELS` with activation :obj:`act` (a
+    key of :data:`ACTIVATIONS`) for complexes of :obj:`num_edges` edges.
+    Its layer builds the operators of each batch (no ``cached``: every batch
+    is a new complex)."""
+    cls, conv_kwargs, _ = MODELS[name]
+    return cls(1, HIDDEN, num_layers=1, out_channels=num_classes, readout=readout,
+               num_simplices=num_edges if readout == 'flatten' else None,
+               readout_layers=2, act=ACTIVATIONS[act], dropout=dropout,
+               conv_kwargs=conv_kwargs)
 
 
 def setup(backend: Optional[str], timeout: float) -> Tuple[int, int, torch.device]:
@@ -184,8 +211,7 @@ def evaluate(model: torch.nn.Module, loader: DataLoader,
 def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--dataset', choices=['synthetic', 'ocean'], default='synthetic')
-    parser.add_argument('--model', choices=list(MODELS), default='SAN',
-                        help='a network of benchmarks/trajectory.py (default SAN)')
+    parser.add_argument('--model', choices=list(MODELS), default='SAN')
     parser.add_argument('--act', choices=list(ACTIVATIONS), default='Tanh')
     parser.add_argument('--epochs', type=int, default=20)
     parser.add_argument('--batch-size', type=int, default=32,
@@ -195,6 +221,10 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     parser.add_argument('--lr', type=float, default=0.01)
     parser.add_argument('--weight-decay', type=float, default=0.003)
     parser.add_argument('--dropout', type=float, default=0.6)
+    parser.add_argument('--readout', choices=['flatten', 'sum', 'mean', 'max'],
+                        default='flatten',
+                        help='flatten: the edge features of each complex concatenated '
+                        '(the SAN authors\' trajectory readout); or a pooling')
     parser.add_argument('--seed', type=int, default=0,
                         help='model initialisation, dropout and the sampler order')
     parser.add_argument('--num-train', type=int,
@@ -208,11 +238,8 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
                         help='default: nccl where CUDA is available, else gloo')
     parser.add_argument('--timeout', type=float, default=600.0,
                         help='seconds a collective may wait for the other processes')
-    parser.add_argument('--root', default=str(_common.REPO / 'data'),
+    parser.add_argument('--root', default=str(REPO / 'data'),
                         help='dataset root (processed files; raw files in <root>/*/raw)')
-    parser.add_argument('--data-root',
-                        help='where the raw ocean drifters file is looked up if missing '
-                        'from the root (default: $TGSAN_SHARED_DATA or ../shared/data)')
     parser.add_argument('--save', help='rank 0 saves the final state_dict here')
     return parser.parse_args(argv)
 
@@ -231,9 +258,9 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, list]:
         if rank == 0 and world > 1:
             dist.barrier()
 
-        _common.set_seed(args.seed)  # the same initial parameters on every process
-        model = build_model(args.model, args.act, train.num_classes,
-                            args.dropout).to(device)
+        set_seed(args.seed)  # the same initial parameters on every process
+        model = build_model(args.model, args.act, train.complex.num_simplices(1),
+                            train.num_classes, args.dropout, args.readout).to(device)
         if world > 1:
             model = DistributedDataParallel(
                 model, device_ids=[device.index] if device.type == 'cuda' else None)

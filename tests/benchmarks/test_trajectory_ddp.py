@@ -20,7 +20,6 @@ SCRIPT = REPO / 'benchmarks' / 'trajectory_ddp.py'
 WORKER = Path(__file__).with_name('ddp_worker.py')
 sys.path.insert(0, str(SCRIPT.parent))
 
-import _common  # noqa: E402
 import trajectory_ddp  # noqa: E402
 
 WORLD = 2
@@ -100,14 +99,20 @@ def torchrun(args: List[str]) -> str:
     return out
 
 
+def make_model(dataset, name: str) -> torch.nn.Module:
+    """The script's network :obj:`name` with its initial parameters."""
+    trajectory_ddp.set_seed(SEED)
+    return trajectory_ddp.build_model(name, 'Tanh', dataset.complex.num_simplices(1),
+                                      dataset.num_classes, 0.0)
+
+
 def single_process_epoch(root: Path, model_name: str, batch_size: int) -> dict:
     """One epoch in this process, without torch.distributed: the items in the
     order of a permutation seeded with seed + epoch (epoch 0), as
     DistributedSampler draws it, in consecutive batches of :obj:`batch_size`."""
     args = trajectory_ddp.parse_args(script_args(root, model_name))
     dataset = trajectory_ddp.open_dataset('synthetic', 'train', args)
-    _common.set_seed(SEED)
-    model = trajectory_ddp.build_model(model_name, 'Tanh', dataset.num_classes, 0.0)
+    model = make_model(dataset, model_name)
     optimizer = torch.optim.SGD(model.parameters(), lr=args.lr,
                                 weight_decay=args.weight_decay)
     perm = torch.randperm(len(dataset), generator=torch.Generator().manual_seed(SEED))
@@ -120,9 +125,7 @@ def single_process_epoch(root: Path, model_name: str, batch_size: int) -> dict:
 def initial_state(root: Path, model_name: str) -> dict:
     args = trajectory_ddp.parse_args(script_args(root, model_name))
     dataset = trajectory_ddp.open_dataset('synthetic', 'train', args)
-    _common.set_seed(SEED)
-    return trajectory_ddp.build_model(model_name, 'Tanh', dataset.num_classes,
-                                      0.0).state_dict()
+    return make_model(dataset, model_name).state_dict()
 
 
 def assert_states_close(a: dict, b: dict) -> None:
@@ -181,8 +184,7 @@ def test_every_model_trains_under_ddp(root, model_name):
                for j in (0, BATCH)]
     states = []
     for wrap in (False, True):
-        _common.set_seed(SEED)
-        model = trajectory_ddp.build_model(model_name, 'Tanh', dataset.num_classes, 0.0)
+        model = make_model(dataset, model_name)
         assert not list(model.buffers())  # nothing for DDP to broadcast
         optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
         if wrap:
