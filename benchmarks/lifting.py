@@ -151,7 +151,7 @@ def available(method: str) -> Optional[str]:
 
 
 def gb(value: Optional[float]) -> str:
-    return '-' if value is None else f'{value / 2**30:.2f}'
+    return '-' if value is None else f'{value / 1e9:.2f}'
 
 
 def table(rows: List[Dict], device: str) -> str:
@@ -198,7 +198,7 @@ def verdicts(rows: List[Dict]) -> str:
         text = (f'- {row["edges"]:.0e} edges: {result["time"]:.2f} s wall, '
                 f'{result["cpu"]:.2f} s CPU (target <= {seconds:g} s)').replace('e+0', 'e')
         if memory is not None:
-            met &= result['peak'] <= memory * 2**30
+            met &= result['peak'] <= memory * 1e9
             text += f', peak RSS {gb(result["peak"])} GB (target <= {memory:g} GB)'
         out.append(text + (': met' if met else ': NOT met'))
     return '\n'.join(out)
@@ -275,7 +275,7 @@ def main() -> None:
             f'`graph_to_clique_complex(G, max_rank=2)` plus its signed incidence '
             f'matrices B_1, B_2 only, one run, capped at {budget:.0f} s. Memory: peak '
             f'resident set (`ru_maxrss`) of a fresh process per measurement, and its '
-            f'growth over the resident set before the lift. CPU is the process\'s user + '
+            f'growth over the resident set before the lift, in GB (10^9 bytes). CPU is the process\'s user + '
             f'system time; the 1-minute load average was {load[0]:.1f} at the start and '
             f'{load[1]:.1f} at the end (other jobs share the cores; wall times grow with '
             f'it).\n\n{text}\n\n{summary}\n')
