@@ -32,19 +32,21 @@ import datetime
 import json
 import math
 import os
+import platform
+import re
 import resource
 import statistics
 import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 import scipy.optimize
 import scipy.spatial
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import REPO, machine, markdown_table, write_results  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
 
 FULL_SIZES = [10**3, 3 * 10**3, 10**4, 3 * 10**4, 10**5, 3 * 10**5, 10**6]
 QUICK_SIZES = [10**3, 10**4, 10**5]
@@ -148,6 +150,34 @@ def available(method: str) -> Optional[str]:
         except ImportError as error:
             return f'toponetx is not importable ({error})'
     return None
+
+
+def markdown_table(header: List[str], rows: List[List[str]]) -> str:
+    lines = [header, ['---'] * len(header)] + rows
+    return '\n'.join('| ' + ' | '.join(line) + ' |' for line in lines)
+
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open('/proc/cpuinfo') as f:
+            cpu = re.search(r'model name\s*:\s*(.*)', f.read()).group(1)
+    except (OSError, AttributeError):
+        pass
+    return f'{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}'
+
+
+def write_section(path: str, title: str, body: str) -> None:
+    r"""Replaces the section ``## <title>`` of the markdown file :obj:`path` (up to
+    the next ``## `` heading), or appends it; the rest of the file is kept."""
+    text = Path(path).read_text() if os.path.exists(path) else '# Results\n'
+    section = f'## {title}\n\n{body.strip()}\n\n'
+    pattern = re.compile(rf'^## {re.escape(title)}\n.*?(?=^## |\Z)', re.S | re.M)
+    if pattern.search(text):
+        text = pattern.sub(lambda _: section, text)
+    else:
+        text = text.rstrip('\n') + '\n\n' + section
+    Path(path).write_text(text.rstrip('\n') + '\n')
 
 
 def gb(value: Optional[float]) -> str:
@@ -267,7 +297,7 @@ def main() -> None:
         versions = _versions()
         block = (
             f'Command: `{command.strip()}` ({datetime.date.today().isoformat()}).\n'
-            f'Machine: {machine(args.device)}; {versions}.\n\n'
+            f'Machine: {machine()}; {versions}.\n\n'
             f'Random geometric graphs in the unit square, mean degree about {DEGREE}, '
             f'lifted to clique 2-complexes. "ours" is `LiftToCliqueComplex(max_order=2)` '
             f'to a complete `SimplicialComplexData` (B_1, B_2, lower/upper/normalised '
@@ -279,13 +309,14 @@ def main() -> None:
             f'system time; the 1-minute load average was {load[0]:.1f} at the start and '
             f'{load[1]:.1f} at the end (other jobs share the cores; wall times grow with '
             f'it).\n\n{text}\n\n{summary}\n')
-        write_results(args.results, 'Lifting', 'lifting', block)
+        write_section(args.results, 'Lifting', block)
         print(f'\nwrote {args.results}')
 
 
 def _versions() -> str:
     import importlib.metadata as metadata
-    names = ['gudhi', 'numpy', 'scipy', 'torch_geometric', 'toponetx', 'networkx']
+    names = ['torch', 'torch_geometric', 'gudhi', 'numpy', 'scipy', 'toponetx',
+             'networkx']
     out = []
     for name in names:
         try:
