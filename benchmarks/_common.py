@@ -1,0 +1,248 @@
+"""Helpers shared by the paper-reproduction benchmarks (``trajectory.py``,
+``citation.py``): seeding, early stopping, raw data lookup, mean +- std
+formatting, machine description and the results page.
+
+Not part of the package: the scripts import it from their own directory.
+"""
+import copy
+import datetime
+import json
+import os
+import platform
+import random
+import re
+import shutil
+import statistics
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Type
+
+import numpy as np
+import scipy.sparse as sp
+import torch
+from torch import Tensor
+
+from torch_geometric_san.data import SimplicialComplexData
+from torch_geometric_san.data.algebra import largest_eigenvalue
+from torch_geometric_san.nn.models import SAN
+
+REPO = Path(__file__).resolve().parents[1]
+
+#: (up_index, up_weight, down_index, down_weight, hodge_index, hodge_weight)
+Operators = Tuple[Tensor, ...]
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A row of a table: the network class, the arguments of its layers and
+    of the network, and whether its (fixed-weight) layers take the lower and
+    upper Laplacians divided by their largest eigenvalues."""
+    cls: Type[SAN]
+    conv: Dict[str, Any] = field(default_factory=dict)
+    model: Dict[str, Any] = field(default_factory=dict)
+    scaled: bool = False
+
+
+def order_operators(complex: SimplicialComplexData, k: int,
+                    scaled: bool = False) -> Operators:
+    """The order-k operators of :obj:`complex` as SANConv takes them; with
+    :obj:`scaled`, the lower and upper Laplacians are divided by their
+    largest eigenvalues (so that powers of them stay bounded)."""
+    n = complex.num_simplices(k)
+    ops: List[Tensor] = []
+    for index, weight in (complex.up_laplacian(k), complex.down_laplacian(k)):
+        if scaled and weight.numel() > 0:
+            matrix = sp.csr_array((weight.double().numpy(),
+                                   (index[1].numpy(), index[0].numpy())), shape=(n, n))
+            weight = weight / largest_eigenvalue(matrix)
+        ops += [index, weight]
+    return tuple(ops) + tuple(complex.hodge_laplacian(k))
+
+
+def set_seed(seed: int) -> None:
+    """Seeds Python's, NumPy's and PyTorch's random generators."""
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def shared_data_dir(data_root: Optional[str] = None) -> Path:
+    """Where the raw files of the real datasets are looked up when a dataset
+    root lacks them: :obj:`data_root`, else ``$TGSAN_SHARED_DATA``, else
+    ``../shared/data`` next to the repository."""
+    if data_root:
+        return Path(data_root)
+    if os.environ.get('TGSAN_SHARED_DATA'):
+        return Path(os.environ['TGSAN_SHARED_DATA'])
+    return REPO.parent / 'shared' / 'data'
+
+
+def provide_raw_files(raw_dir: Path, names: Sequence[str], source: Path) -> None:
+    """Copies the raw files :obj:`names` from :obj:`source` into
+    :obj:`raw_dir` where they are missing (the datasets then skip their
+    download). Files absent from :obj:`source` are left to the dataset's
+    download, which explains where to put them when it cannot fetch them."""
+    raw_dir.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        if not (raw_dir / name).exists() and (source / name).exists():
+            shutil.copyfile(source / name, raw_dir / name)
+
+
+class EarlyStopping:
+    """Tracks a validation loss: remembers the best value and a copy of the
+    model's parameters at that point, and says when :obj:`patience` epochs
+    have passed without an improvement (a strictly lower loss).
+
+    Args:
+        patience (int): Epochs without improvement before stopping.
+    """
+    def __init__(self, patience: int):
+        self.patience = patience
+        self.best = float('inf')
+        self.best_epoch = -1
+        self.state: Optional[Dict[str, torch.Tensor]] = None
+        self._bad = 0
+
+    def step(self, loss: float, epoch: int, model: torch.nn.Module) -> bool:
+        """Records the loss of :obj:`epoch`; returns :obj:`True` when
+        training should stop."""
+        if loss < self.best:
+            self.best, self.best_epoch, self._bad = loss, epoch, 0
+            self.state = copy.deepcopy(model.state_dict())
+        else:
+            self._bad += 1
+        return self._bad >= self.patience
+
+
+def mean_std(values: Iterable[float], scale: float = 100.0, digits: int = 1) -> str:
+    """``"mean +- std"`` of :obj:`values` times :obj:`scale` (population
+    standard deviation, 0 for a single value)."""
+    values = [scale * v for v in values]
+    if not values:
+        return '-'
+    std = statistics.pstdev(values) if len(values) > 1 else 0.0
+    return f'{statistics.fmean(values):.{digits}f} ± {std:.{digits}f}'
+
+
+def markdown_table(header: List[str], rows: List[List[str]]) -> str:
+    """A GitHub markdown table."""
+    lines = ['| ' + ' | '.join(header) + ' |',
+             '|' + '|'.join(' --- ' for _ in header) + '|']
+    lines += ['| ' + ' | '.join(row) + ' |' for row in rows]
+    return '\n'.join(lines)
+
+
+def machine(device: str) -> str:
+    """The accelerator or CPU model, the number of cores and the versions."""
+    if device.startswith('cuda'):
+        name = torch.cuda.get_device_name(torch.device(device))
+    else:
+        name = platform.processor() or platform.machine()
+        try:
+            with open('/proc/cpuinfo') as f:
+                name = re.search(r'model name\s*:\s*(.*)', f.read()).group(1)
+        except (OSError, AttributeError):
+            pass
+    return (f'{name}, {os.cpu_count()} cores, {torch.get_num_threads()} torch '
+            f'threads, torch {torch.__version__}, Python {platform.python_version()}')
+
+
+def write_results(path: str, title: str, key: str, block: str) -> None:
+    """Puts :obj:`block` into the section ``## <title>`` of the markdown file
+    :obj:`path`, between the markers ``<!-- <key>: begin -->`` and
+    ``<!-- <key>: end -->``, replacing the previous block of the same key.
+    Text outside the markers (hand-written notes, other sections) is kept.
+    The section is appended if it does not exist."""
+    begin, end = f'<!-- {key}: begin -->', f'<!-- {key}: end -->'
+    marked = f'{begin}\n{block.strip()}\n{end}'
+    text = Path(path).read_text() if os.path.exists(path) else '# Results\n'
+    pattern = re.compile(re.escape(begin) + r'.*?' + re.escape(end), re.S)
+    if pattern.search(text):
+        text = pattern.sub(lambda _: marked, text)
+    else:
+        heading = re.compile(rf'^## {re.escape(title)}\s*$', re.M)
+        match = heading.search(text)
+        if match is None:
+            text = text.rstrip('\n') + f'\n\n## {title}\n\n{marked}\n'
+        else:  # at the end of the existing section
+            nxt = re.compile(r'^## ', re.M).search(text, match.end())
+            stop = nxt.start() if nxt else len(text)
+            text = (text[:stop].rstrip('\n') + f'\n\n{marked}\n\n' +
+                    text[stop:]).rstrip('\n') + '\n'
+    Path(path).write_text(text)
+
+
+class RunLog:
+    """The runs of a benchmark, saved as JSON after every run so that a long
+    benchmark can be stopped and resumed.
+
+    The file holds the invocations (``sessions``: command, machine, date, wall
+    time, data-processing times) and one record per training run. With
+    :obj:`resume`, the records of an existing file are kept, the runs they
+    cover are skipped by the caller (:meth:`done`) and this invocation is added
+    as a further session; without it, the file is started anew.
+
+    Args:
+        path (str): The JSON file.
+        resume (bool): Keep the runs of an existing file.
+        command (str): This invocation's command line.
+        device (str): The device, for :func:`machine`.
+        args (dict): The parsed arguments, stored with the session.
+    """
+    def __init__(self, path: str, resume: bool, command: str, device: str,
+                 args: Dict[str, Any]):
+        self.path = Path(path)
+        self.sessions: List[Dict[str, Any]] = []
+        self.runs: List[Dict[str, Any]] = []
+        if resume and self.path.exists():
+            saved = json.loads(self.path.read_text())
+            self.sessions, self.runs = saved['sessions'], saved['runs']
+        self.session: Dict[str, Any] = dict(
+            command=command, machine=machine(device),
+            date=datetime.datetime.now().astimezone().isoformat(timespec='seconds'),
+            wall_time=0.0, data_time={}, args=args)
+        self.sessions.append(self.session)
+        self._start = time.perf_counter()
+
+    def done(self, **key: Any) -> bool:
+        """Whether a run with these field values is recorded."""
+        return any(all(run.get(k) == v for k, v in key.items()) for run in self.runs)
+
+    def add(self, run: Dict[str, Any]) -> None:
+        self.runs.append(run)
+        self.save()
+
+    def add_data_time(self, key: str, seconds: float) -> None:
+        times = self.session['data_time']
+        times[key] = times.get(key, 0.0) + seconds
+
+    def data_time(self) -> Dict[str, float]:
+        """Data-processing seconds per key, over all sessions."""
+        total: Dict[str, float] = {}
+        for session in self.sessions:
+            for key, seconds in session['data_time'].items():
+                total[key] = total.get(key, 0.0) + seconds
+        return total
+
+    @property
+    def wall_time(self) -> float:
+        return sum(session['wall_time'] for session in self.sessions)
+
+    def save(self) -> None:
+        self.session['wall_time'] = time.perf_counter() - self._start
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix('.json.tmp')
+        tmp.write_text(json.dumps(dict(sessions=self.sessions, runs=self.runs), indent=1))
+        os.replace(tmp, self.path)
+
+    def header(self) -> str:
+        """Markdown lines: the commands, machines, dates and wall times."""
+        lines = [f'Command: `{s["command"]}`  \nMachine: {s["machine"]}  \nDate: '
+                 f'{s["date"]}, wall time {s["wall_time"] / 60:.1f} min'
+                 for s in self.sessions]
+        if len(self.sessions) > 1:
+            lines.append(f'Total wall time: {self.wall_time / 60:.1f} min over '
+                         f'{len(self.sessions)} invocations (later ones resumed the '
+                         f'earlier ones with `--resume`)')
+        return '\n\n'.join(lines)

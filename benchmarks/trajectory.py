@@ -1,0 +1,388 @@
+"""Trajectory classification: Table 1 of the SAN paper.
+
+Every model is a single simplicial layer on the edge flows with 4 output
+features, the activation, dropout, a sum over the edges of each trajectory and
+an MLP readout (4 -> 4 -> 2 logits, trained with cross-entropy, i.e. softmax).
+Rows of the table:
+
+* ``SAN``: J_u = J_d = 3, harmonic filter with eps = 0.9 and J_h = 5, one head;
+* ``SAN (J_h = 0)``: the same with a skip connection instead of the filter;
+* ``SAN (orientation-equivariant)``: the SAN layer with signed messages and
+  sign-invariant scores (``orientation_equivariant=True``, no bias) and a readout
+  that pools absolute values, invariant to the edge orientations with an odd
+  activation (Id, Tanh);
+* ``SAT``: one attention mechanism shared by both neighbourhoods, J = 1, no
+  harmonic filter (the paper's stand-in for Goh et al.);
+* ``SCNN``: Yang et al.'s convolution, J_u = J_d = 3, skip connection;
+* ``SNN`` (Ebli et al.) and ``SCN`` (J = 1, no attention): further baselines.
+The fixed-weight layers (SCNN, SNN, SCN) get the lower and upper Laplacians
+divided by their largest eigenvalues (so that their powers stay bounded); the
+attention layers use the Laplacians' sparsity patterns (and, for the
+orientation-equivariant one, their signs).
+
+Protocol (the paper's hyper-parameters, and our reading of what it leaves open):
+
+* data: SyntheticFlowDataset (1000 train / 200 test trajectories, dataset seed 0)
+  and OceanDriftersDataset (160 / 40, the published split, seed 1). Each model
+  is trained on the training split in the default edge orientation and tested
+  on the test split in the default and in a random edge orientation (one draw
+  per split, flipping the complex's operators and the flows consistently);
+* validation: 20 % of the training split, drawn with the run's seed, for the
+  learning-rate schedule, early stopping and the checkpoint (the paper does
+  not say; the test split is never used for any choice);
+* optimiser: Adam, lr 0.01, weight decay 0.003 (the L2 regularisation);
+  "step reduction 0.77, patience 10": ReduceLROnPlateau(factor=0.77,
+  patience=10) on the validation loss; early stopping when the validation
+  loss has not improved for 100 epochs, at most ``--max-epochs`` epochs; the
+  test accuracy is that of the epoch with the lowest validation loss;
+* batches: all training signals of one epoch in mini-batches of
+  ``--batch-size`` (default 32), each one forward call on the shared complex
+  (signals of shape [B, N_1, 1], one set of operators built once per split);
+* dropout 0.6 on the layer's output and in the readout MLP; 5 seeds (0-4)
+  per (model, activation); a seed fixes the initialisation, dropout, the
+  validation split and the batch order.
+
+Each run trains once and is tested in both orientations. The script prints a
+markdown table (mean +- std of the test accuracy over the seeds) and writes it
+with a JSON of all runs to ``--output``; a full run also rewrites its block of
+the "Table 1" section of ``docs/results.md`` (command, machine, date, wall
+time and where it went).
+
+Examples::
+
+    python benchmarks/trajectory.py --quick          # synthetic flow, ~2 min
+    python benchmarks/trajectory.py                  # the full Table 1
+    python benchmarks/trajectory.py --datasets ocean --models SAN SAT --seeds 0 1
+"""
+import argparse
+import os
+import sys
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Type
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+from tqdm import tqdm
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import _common  # noqa: E402
+from torch_geometric_san.datasets import (  # noqa: E402
+    OceanDriftersDataset,
+    SyntheticFlowDataset,
+)
+from torch_geometric_san.nn.models import SAN, SAT, SCN, SCNN, SNN  # noqa: E402
+
+SECTION = 'Table 1: trajectory classification'
+HIDDEN = 4
+HARMONIC = dict(J_harmonic=5, eps=0.9)
+TAPS = dict(J_up=3, J_down=3)
+
+
+MODELS: Dict[str, _common.ModelSpec] = {
+    'SAN': _common.ModelSpec(SAN, dict(TAPS, **HARMONIC)),
+    'SAN (J_h = 0)': _common.ModelSpec(SAN, dict(TAPS, J_harmonic=0)),
+    'SAN (orientation-equivariant)': _common.ModelSpec(
+        SAN, dict(TAPS, **HARMONIC, orientation_equivariant=True, bias=False),
+        dict(invariant_readout=True)),
+    'SAT': _common.ModelSpec(SAT),
+    'SCNN': _common.ModelSpec(SCNN, dict(TAPS), scaled=True),
+    'SNN': _common.ModelSpec(SNN, scaled=True),
+    'SCN': _common.ModelSpec(SCN, scaled=True),
+}
+ACTIVATIONS = {'Id': 'identity', 'ReLU': 'relu', 'Tanh': 'tanh'}
+DATASETS = {'synthetic': 'Synthetic flow', 'ocean': 'Ocean drifters'}
+ORIENTATIONS = ('default', 'random')
+PAPER = {  # Table 1 of the paper: (synthetic, ocean) per activation
+    'SCNN': {'Id': (66.5, 98.1), 'ReLU': (100.0, 97.0), 'Tanh': (67.2, 97.0)},
+    'SAT': {'Id': (99.7, 97.0), 'ReLU': (100.0, 95.0), 'Tanh': (100.0, 95.0)},
+    'SAN (J_h = 0)': {'Id': (100.0, 97.1), 'ReLU': (100.0, 97.0), 'Tanh': (100.0, 97.5)},
+    'SAN': {'Id': (100.0, 99.0), 'ReLU': (100.0, 98.5), 'Tanh': (100.0, 98.5)},
+}
+QUICK = dict(datasets=['synthetic'], models=['SAN', 'SAT', 'SCNN'], activations=['Tanh'],
+             seeds=[0], max_epochs=15, num_train=300, num_test=100)
+
+@dataclass
+class Split:
+    """The signals of a split and the order-1 operators of its complex, as
+    SANConv takes them: for attention layers and, scaled, for fixed-weight
+    layers."""
+    x: Tensor
+    y: Tensor
+    ops: _common.Operators
+    scaled_ops: _common.Operators
+
+    def operators(self, spec: _common.ModelSpec) -> _common.Operators:
+        return self.scaled_ops if spec.scaled else self.ops
+
+
+def make_split(dataset, device: torch.device) -> Split:
+    ops = [tuple(t.to(device) for t in _common.order_operators(dataset.complex, 1, scaled))
+           for scaled in (False, True)]
+    return Split(dataset.x_1.to(device), dataset.y.to(device), *ops)
+
+
+def load_dataset(name: str, root: Path, args, device: torch.device) -> Dict[str, Split]:
+    """The training split and the test split in both orientations."""
+    splits = {}
+    for split, orientation in (('train', 'default'), ('test', 'default'),
+                               ('test', 'random')):
+        if name == 'synthetic':
+            dataset = SyntheticFlowDataset(
+                str(root / 'synthetic_flow'), split=split, orientation=orientation,
+                num_train=args.num_train or 1000, num_test=args.num_test or 200,
+                log=False)
+        else:
+            raw = root / 'ocean_drifters'
+            _common.provide_raw_files(raw / 'raw', ['dataBuoys.jld2'],
+                                      _common.shared_data_dir(args.data_root) /
+                                      'ocean_drifters')
+            dataset = OceanDriftersDataset(str(raw), split=split,
+                                           orientation=orientation, log=False)
+            if split == 'train' and args.num_train:
+                dataset = dataset[:args.num_train]
+            if split == 'test' and args.num_test:
+                dataset = dataset[:args.num_test]
+        key = split if split == 'train' else f'test_{orientation}'
+        splits[key] = make_split(dataset, device)
+    return splits
+
+
+def build_model(name: str, act: str, num_edges: int, num_classes: int,
+                readout_layers: int) -> SAN:
+    spec = MODELS[name]
+    return spec.cls(1, HIDDEN, num_layers=1, out_channels=num_classes,
+                    readout='flatten', num_simplices=num_edges,
+                    readout_layers=readout_layers, act=ACTIVATIONS[act], dropout=0.6,
+                    conv_kwargs=dict(spec.conv, cached=True), **spec.model)
+
+
+@torch.no_grad()
+def evaluate(model: SAN, x: Tensor, y: Tensor, ops: _common.Operators,
+             batch_size: int) -> Tuple[float, float]:
+    """Mean cross-entropy and accuracy of :obj:`model` on the signals
+    :obj:`x` on one complex."""
+    model.eval()
+    loss = correct = 0.0
+    for start in range(0, x.size(0), batch_size):
+        out = model(x[start:start + batch_size], *ops)
+        target = y[start:start + batch_size]
+        loss += float(F.cross_entropy(out, target, reduction='sum'))
+        correct += float((out.argmax(-1) == target).sum())
+    return loss / x.size(0), correct / x.size(0)
+
+
+def train_run(name: str, act: str, seed: int, data: Dict[str, Split],
+              args, device: torch.device, desc: str) -> Dict[str, Any]:
+    """Trains one model with one activation and seed; returns its record."""
+    spec = MODELS[name]
+    train = data['train']
+    _common.set_seed(seed)
+    num_classes = int(train.y.max()) + 1
+    shape = (name, act, train.x.size(1), num_classes, args.readout_layers)
+    model = build_model(*shape).to(device)
+    ops = train.operators(spec)
+
+    perm = torch.randperm(train.x.size(0), generator=torch.Generator().manual_seed(seed))
+    num_val = max(1, round(args.val_fraction * train.x.size(0)))
+    val_idx, train_idx = perm[:num_val].to(device), perm[num_val:].to(device)
+    x_val, y_val = train.x[val_idx], train.y[val_idx]
+
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.01, weight_decay=0.003)
+    scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(optimizer, factor=0.77,
+                                                           patience=10)
+    stopper = _common.EarlyStopping(args.patience)
+    batch_size = args.batch_size or train_idx.numel()
+    start = time.perf_counter()
+    bar = tqdm(range(args.max_epochs), desc=desc, leave=False, dynamic_ncols=True,
+               disable=args.no_progress)
+    for epoch in bar:
+        model.train()
+        order = train_idx[torch.randperm(train_idx.numel())]
+        for i in range(0, order.numel(), batch_size):
+            batch = order[i:i + batch_size]
+            optimizer.zero_grad()
+            loss = F.cross_entropy(model(train.x[batch], *ops), train.y[batch])
+            loss.backward()
+            optimizer.step()
+        val_loss, val_acc = evaluate(model, x_val, y_val, ops, args.eval_batch_size)
+        scheduler.step(val_loss)
+        bar.set_postfix(val_loss=f'{val_loss:.3f}', val_acc=f'{val_acc:.3f}',
+                        lr=f'{optimizer.param_groups[0]["lr"]:.1e}')
+        if stopper.step(val_loss, epoch, model):
+            break
+    train_time = time.perf_counter() - start
+    bar.close()
+
+    start = time.perf_counter()
+    record: Dict[str, Any] = dict(
+        model=name, activation=act, seed=seed, epochs=epoch + 1,
+        best_epoch=stopper.best_epoch + 1, val_loss=stopper.best)
+    for orientation in ORIENTATIONS:
+        split = data[f'test_{orientation}']
+        # A fresh model: the layers cache the operators of the first complex
+        # they see, and the random orientation has its own.
+        tester = build_model(*shape).to(device)
+        tester.load_state_dict(stopper.state)
+        _, acc = evaluate(tester, split.x, split.y, split.operators(spec),
+                          args.eval_batch_size)
+        record[f'test_acc_{orientation}'] = acc
+    record.update(train_time=train_time, test_time=time.perf_counter() - start)
+    return record
+
+
+def results_table(runs: List[Dict[str, Any]], datasets: Sequence[str]) -> str:
+    header = ['Model', 'Activation']
+    for name in datasets:
+        header += [f'{DATASETS[name]} (default)', f'{DATASETS[name]} (random)']
+    if any(m in PAPER for m in {r['model'] for r in runs}):
+        header += [f'paper: {DATASETS[name]}' for name in datasets]
+    groups: Dict[Tuple[str, str], Dict[str, List[Dict]]] = defaultdict(
+        lambda: defaultdict(list))
+    for run in runs:
+        groups[run['model'], run['activation']][run['dataset']].append(run)
+    rows = []
+    for model in MODELS:
+        for act in ACTIVATIONS:
+            if (model, act) not in groups:
+                continue
+            row = [model, act]
+            for name in datasets:
+                group = groups[model, act][name]
+                row += [_common.mean_std(r[f'test_acc_{o}'] for r in group)
+                        for o in ORIENTATIONS]
+            if len(header) > len(row):
+                paper = PAPER.get(model, {}).get(act)
+                row += [f'{paper[0 if n == "synthetic" else 1]:.1f}' if paper else '-'
+                        for n in datasets]
+            rows.append(row)
+    return _common.markdown_table(header, rows)
+
+
+def timing_table(runs: List[Dict[str, Any]], data_time: Dict[str, float]) -> str:
+    rows = []
+    totals: Dict[Tuple[str, str], List[Dict]] = defaultdict(list)
+    for run in runs:
+        totals[run['dataset'], run['model']].append(run)
+    for (name, model), group in totals.items():
+        epochs = [r['epochs'] for r in group]
+        train = sum(r['train_time'] for r in group)
+        rows.append([DATASETS[name], model, str(len(group)), f'{train:.0f}',
+                     f'{train / sum(epochs) * 1000:.0f}',
+                     f'{min(epochs)}-{max(epochs)}',
+                     f'{sum(r["test_time"] for r in group):.1f}'])
+    rows += [[DATASETS[name], 'data (load/generate, operators)', '-', f'{t:.1f}',
+              '-', '-', '-'] for name, t in data_time.items()]
+    return _common.markdown_table(
+        ['Dataset', 'Model', 'Runs', 'Training (s)', 'ms / epoch', 'Epochs',
+         'Testing (s)'], rows)
+
+
+def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser.add_argument('--quick', action='store_true',
+                        help='synthetic flow only (300 train / 100 test trajectories), '
+                        'SAN, SAT and SCNN with Tanh, one seed, 15 epochs')
+    parser.add_argument('--datasets', nargs='+', choices=list(DATASETS))
+    parser.add_argument('--models', nargs='+', choices=list(MODELS))
+    parser.add_argument('--activations', nargs='+', choices=list(ACTIVATIONS))
+    parser.add_argument('--seeds', nargs='+', type=int)
+    parser.add_argument('--max-epochs', type=int)
+    parser.add_argument('--patience', type=int, default=100,
+                        help='early stopping patience in epochs (default 100)')
+    parser.add_argument('--batch-size', type=int, default=32,
+                        help='training mini-batch size; 0: the full split')
+    parser.add_argument('--eval-batch-size', type=int, default=1000)
+    parser.add_argument('--val-fraction', type=float, default=0.2)
+    parser.add_argument('--readout-layers', type=int, default=2,
+                        help='layers of the readout MLP (1: linear)')
+    parser.add_argument('--num-train', type=int,
+                        help='training trajectories (synthetic: generated; ocean: the '
+                        'first ones of the split); default: all')
+    parser.add_argument('--num-test', type=int)
+    parser.add_argument('--device', default='cpu')
+    parser.add_argument('--threads', type=int, help='torch CPU threads')
+    parser.add_argument('--root', default=str(_common.REPO / 'data'),
+                        help='dataset root (processed files; raw files in <root>/*/raw)')
+    parser.add_argument('--data-root',
+                        help='where the raw ocean drifters file is looked up if missing '
+                        'from the root (default: $TGSAN_SHARED_DATA or ../shared/data)')
+    parser.add_argument('--output', default=str(_common.REPO / 'benchmarks' / 'out'),
+                        help='directory of trajectory.md and trajectory.json')
+    parser.add_argument('--results', default=None,
+                        help='results page to update (default: docs/results.md for a '
+                        'full run, none with --quick)')
+    parser.add_argument('--no-results', action='store_true',
+                        help='do not update any results page')
+    parser.add_argument('--no-progress', action='store_true')
+    parser.add_argument('--resume', action='store_true',
+                        help='keep the runs already in <output>/trajectory.json and '
+                        'skip them (resume a stopped run or add models/seeds)')
+    args = parser.parse_args(argv)
+    defaults = QUICK if args.quick else dict(
+        datasets=list(DATASETS), models=list(MODELS), activations=list(ACTIVATIONS),
+        seeds=list(range(5)), max_epochs=300, num_train=None, num_test=None)
+    for key, value in defaults.items():
+        if getattr(args, key) is None:
+            setattr(args, key, value)
+    if args.results is None and not args.quick:
+        args.results = str(_common.REPO / 'docs' / 'results.md')
+    if args.no_results:
+        args.results = None
+    return args
+
+
+def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
+    args = parse_args(argv)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    device = torch.device(args.device)
+    command = 'python benchmarks/trajectory.py ' + ' '.join(
+        sys.argv[1:] if argv is None else argv)
+    out = Path(args.output)
+    log = _common.RunLog(out / 'trajectory.json', args.resume, command, args.device,
+                         vars(args))
+    for name in args.datasets:
+        todo = [(model, act, seed) for model in args.models
+                for act in args.activations for seed in args.seeds
+                if not log.done(dataset=name, model=model, activation=act, seed=seed)]
+        if not todo:
+            continue
+        start = time.perf_counter()
+        data = load_dataset(name, Path(args.root), args, device)
+        log.add_data_time(name, time.perf_counter() - start)
+        for model, act, seed in todo:
+            desc = f'{name} {model} {act} seed {seed}'
+            run = dict(dataset=name, **train_run(model, act, seed, data, args, device,
+                                                 desc))
+            log.add(run)
+            print(f'{desc}: test acc {run["test_acc_default"]:.3f} (default), '
+                  f'{run["test_acc_random"]:.3f} (random), '
+                  f'{run["epochs"]} epochs, {run["train_time"]:.1f} s', flush=True)
+    log.save()
+
+    datasets = [name for name in DATASETS if any(r['dataset'] == name for r in log.runs)]
+    table = results_table(log.runs, datasets)
+    seeds = sorted({r['seed'] for r in log.runs})
+    text = (f'Test accuracy (%), mean ± std over the seeds ({", ".join(map(str, seeds))}; '
+            f'n per cell in the JSON); "default" / "random": orientation of the test '
+            f'edges (training always in the default orientation).\n\n{table}\n')
+    print('\n' + text)
+    block = (f'{log.header()}\n\n{text}\nWhere the time went:\n\n'
+             f'{timing_table(log.runs, log.data_time())}\n')
+    (out / 'trajectory.md').write_text(block)
+    print(f'Wall time {log.session["wall_time"]:.0f} s; wrote {out / "trajectory.md"} '
+          f'and {out / "trajectory.json"}')
+    if args.results:
+        _common.write_results(args.results, SECTION, 'trajectory.py', block)
+        print(f'Updated {args.results}')
+    return dict(sessions=log.sessions, runs=log.runs, table=table)
+
+
+if __name__ == '__main__':
+    main()
