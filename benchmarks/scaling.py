@@ -16,10 +16,12 @@ Times forward + backward and measures the peak memory of one layer
   two filters per branch, the harmonic projection given as a precomputed sparse
   matrix), where the package is installed (``pip install --no-deps topomodelx``).
 
-Each measurement runs in a fresh subprocess: CPU peak memory is the growth of
-the resident set (``ru_maxrss``) over the process after loading its inputs,
-CUDA peak memory is ``torch.cuda.max_memory_allocated`` over the inputs. Time
-is the median of the repeats after one warm-up call.
+Peak memory is measured for each method in a fresh subprocess: on CPU the
+growth of the resident set (``ru_maxrss``) after loading the inputs, on CUDA
+``torch.cuda.max_memory_allocated`` over the inputs. Time is the median of the
+repeats after one warm-up call; the three fast methods are timed in one
+process, round-robin (one step of each in turn), so that a change of load on a
+shared machine hits them alike and their ratios stay meaningful.
 
 Examples::
 
@@ -56,6 +58,8 @@ QUICK_SIZES = [1_000, 3_000, 9_000, 30_000]
 METHODS = ['san', 'san_rebuilt', 'gat', 'dense', 'topomodelx']
 LABELS = {'san': 'SANConv', 'san_rebuilt': 'SANConv (rebuilt)', 'gat': 'GATConv',
           'dense': 'dense', 'topomodelx': 'TopoModelX SANLayer'}
+# Timed round-robin in one process (memory in a process of their own).
+INTERLEAVED = ('san', 'san_rebuilt', 'gat')
 # Largest number of edges for the N x N methods (about 16 float32 N x N
 # matrices live at once in the dense formulation and in TopoModelX).
 DENSE_LIMIT = 12_000
@@ -137,31 +141,44 @@ def build(method: str, inputs: Dict[str, torch.Tensor], device: torch.device):
     raise ValueError(f"unknown method {method!r}")
 
 
-def worker(method: str, path: str, device: str, repeats: int) -> Dict[str, float]:
+def worker(methods: str, path: str, device: str, repeats: int) -> Dict:
+    """One method: its time and peak memory. Several (comma-separated): their
+    times only, measured round-robin (one step of each in turn), so that a
+    change of load on a shared machine hits all of them alike."""
     device = torch.device(device)
     inputs = torch.load(path)
-    step = build(method, inputs, device)
+    names = methods.split(',')
 
     def sync():
         if device.type == 'cuda':
             torch.cuda.synchronize()
 
+    def timed(step) -> float:
+        start = time.perf_counter()
+        step()
+        sync()
+        return time.perf_counter() - start
+
+    if len(names) > 1:
+        steps = {name: build(name, inputs, device) for name in names}
+        for step in steps.values():
+            timed(step)  # warm-up
+        times: Dict[str, List[float]] = {name: [] for name in names}
+        for _ in range(repeats):
+            for name, step in steps.items():
+                times[name].append(timed(step))
+        return {name: dict(ms=1e3 * statistics.median(t), repeats=len(t))
+                for name, t in times.items()}
+
+    step = build(names[0], inputs, device)
     if device.type == 'cuda':
         sync()
         base = torch.cuda.memory_allocated()
         torch.cuda.reset_peak_memory_stats()
     else:
         base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    start = time.perf_counter()
-    step()  # warm-up
-    sync()
-    warmup = time.perf_counter() - start
-    times = []
-    for _ in range(1 if warmup > 20 else repeats):
-        start = time.perf_counter()
-        step()
-        sync()
-        times.append(time.perf_counter() - start)
+    first = timed(step)  # a warm-up, or the measurement of a step over 20 s
+    times = [first] if first > 20 else [timed(step) for _ in range(repeats)]
     if device.type == 'cuda':
         peak = torch.cuda.max_memory_allocated() - base
     else:
@@ -366,10 +383,24 @@ def main() -> None:
             torch.save(inputs, path)
             del inputs
             results = {}
+            interleave = len([m for m in args.methods if m in INTERLEAVED]) > 1
             for method in args.methods:
                 reason = available(method, num_edges, args.device)
+                one_step = interleave and method in INTERLEAVED
                 results[method] = dict(skip=reason) if reason else run_worker(
-                    method, path, args.device, repeats, args.timeout)
+                    method, path, args.device, 1 if one_step else repeats,
+                    args.timeout)
+            # The fast methods: peak memory above (one step), times round-robin.
+            light = [m for m in args.methods if m in INTERLEAVED and 'peak_mb' in
+                     results[m]]
+            if interleave and light:
+                times = run_worker(','.join(light), path, args.device, repeats,
+                                   args.timeout)
+                for method in light:
+                    if method in times:
+                        results[method].update(times[method])
+                    else:
+                        results[method] = dict(error=times.get('error', 'failed'))
             rows.append(dict(num_edges=num_edges, nnz=nnz, results=results))
             summary = ', '.join(f"{m} {fmt(r.get('ms'))} ms" if 'ms' in r else
                                 f"{m} {r.get('skip') or r.get('error')}"
@@ -392,7 +423,8 @@ def main() -> None:
             f'{load:.2f}, after {os.getloadavg()[0]:.2f}\n\n'
             f'One layer, F = {CHANNELS}, J_u = J_d = 2, J_h = 5, one head, on the '
             'edges of Delaunay 2-complexes; forward + backward, median of the '
-            f'repeats after a warm-up; peak memory over the inputs. Plot: '
+            f'{repeats} repeats after a warm-up (SANConv and GATConv timed '
+            'round-robin in one process); peak memory over the inputs. Plot: '
             f'`{args.plot}`.\n\n' + markdown + '\n\n')
         write_results(args.results, section)
 
