@@ -244,59 +244,65 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def train(args: argparse.Namespace, rank: int, world: int,
+          device: torch.device) -> Dict[str, list]:
+    """Trains and evaluates as the process :obj:`rank` of :obj:`world`; returns
+    the loss, test accuracy and time of every epoch."""
+    log = print if rank == 0 else (lambda *a, **k: None)
+    # The first process of each node generates/processes the data, the others
+    # wait and then read the processed files.
+    if rank != 0 and world > 1:
+        dist.barrier()
+    train, test = (open_dataset(args.dataset, split, args) for split in ('train', 'test'))
+    if rank == 0 and world > 1:
+        dist.barrier()
+
+    set_seed(args.seed)  # the same initial parameters on every process
+    net = build_model(args.model, args.act, train.complex.num_simplices(1),
+                      train.num_classes, args.dropout, args.readout).to(device)
+    model = net if world == 1 else DistributedDataParallel(
+        net, device_ids=[device.index] if device.type == 'cuda' else None)
+    opt_cls = torch.optim.Adam if args.optimizer == 'adam' else torch.optim.SGD
+    optimizer = opt_cls(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
+
+    sampler = DistributedSampler(train, num_replicas=world, rank=rank, shuffle=True,
+                                 seed=args.seed)
+    loader = DataLoader(train, batch_size=args.batch_size, sampler=sampler)
+    # Evaluation: each process its own items, without padding.
+    test_loader = DataLoader(test, batch_size=args.eval_batch_size,
+                             sampler=range(rank, len(test), world))
+
+    log(f'{args.model} ({args.act}) on {args.dataset}: {world} process(es), '
+        f'{device.type}, backend {dist.get_backend() if world > 1 else "none"}, '
+        f'{len(train)} training / {len(test)} test complexes, batch '
+        f'{args.batch_size} per process ({args.batch_size * world} global), '
+        f'{len(loader)} steps per epoch')
+    history: Dict[str, list] = dict(loss=[], test_acc=[], time=[])
+    for epoch in range(args.epochs):
+        start = time.perf_counter()
+        sampler.set_epoch(epoch)  # a new permutation per epoch, the same on all ranks
+        loss, count = all_sum(train_epoch(model, loader, optimizer, device), device)
+        elapsed = time.perf_counter() - start
+        correct, seen = all_sum(evaluate(net, test_loader, device), device)
+        history['loss'].append(float(loss / count))
+        history['test_acc'].append(float(correct / seen))
+        history['time'].append(elapsed)
+        log(f'epoch {epoch + 1:3d}: train loss {loss / count:.4f}, test acc '
+            f'{correct / seen:.3f}, {elapsed:.2f} s', flush=True)
+    if rank == 0 and args.save:
+        torch.save(net.state_dict(), args.save)
+        log(f'saved {args.save}')
+    return history
+
+
 def main(argv: Optional[Sequence[str]] = None) -> Dict[str, list]:
     args = parse_args(argv)
     rank, world, device = setup(args.backend, args.timeout)
-    log = print if rank == 0 else (lambda *a, **k: None)
     try:
-        # The first process of each node generates/processes the data, the
-        # others wait and then read the processed files.
-        if rank != 0 and world > 1:
-            dist.barrier()
-        train, test = (open_dataset(args.dataset, split, args)
-                       for split in ('train', 'test'))
-        if rank == 0 and world > 1:
-            dist.barrier()
-
-        set_seed(args.seed)  # the same initial parameters on every process
-        model = build_model(args.model, args.act, train.complex.num_simplices(1),
-                            train.num_classes, args.dropout, args.readout).to(device)
-        if world > 1:
-            model = DistributedDataParallel(
-                model, device_ids=[device.index] if device.type == 'cuda' else None)
-        opt_cls = torch.optim.Adam if args.optimizer == 'adam' else torch.optim.SGD
-        optimizer = opt_cls(model.parameters(), lr=args.lr,
-                            weight_decay=args.weight_decay)
-
-        sampler = DistributedSampler(train, num_replicas=world, rank=rank,
-                                     shuffle=True, seed=args.seed)
-        loader = DataLoader(train, batch_size=args.batch_size, sampler=sampler)
-        # Evaluation: each process its own items, without padding.
-        test_loader = DataLoader(test, batch_size=args.eval_batch_size,
-                                 sampler=range(rank, len(test), world))
-        net = model.module if world > 1 else model
-
-        log(f'{args.model} ({args.act}) on {args.dataset}: {world} process(es), '
-            f'{device.type}, backend {dist.get_backend() if world > 1 else "none"}, '
-            f'{len(train)} training / {len(test)} test complexes, batch '
-            f'{args.batch_size} per process ({args.batch_size * world} global), '
-            f'{len(loader)} steps per epoch')
-        history: Dict[str, list] = dict(loss=[], test_acc=[], time=[])
-        for epoch in range(args.epochs):
-            start = time.perf_counter()
-            sampler.set_epoch(epoch)  # a new permutation per epoch, the same on all ranks
-            loss, count = all_sum(train_epoch(model, loader, optimizer, device), device)
-            elapsed = time.perf_counter() - start
-            correct, seen = all_sum(evaluate(net, test_loader, device), device)
-            history['loss'].append(float(loss / count))
-            history['test_acc'].append(float(correct / seen))
-            history['time'].append(elapsed)
-            log(f'epoch {epoch + 1:3d}: train loss {loss / count:.4f}, test acc '
-                f'{correct / seen:.3f}, {elapsed:.2f} s', flush=True)
-        if rank == 0 and args.save:
-            torch.save(net.state_dict(), args.save)
-            log(f'saved {args.save}')
-        return history
+        # The DDP wrapper is freed when train() returns, before the process
+        # group: destroyed last by the wrapper (with the GIL held), a gloo group
+        # can deadlock with its worker threads.
+        return train(args, rank, world, device)
     finally:
         if dist.is_initialized():
             dist.destroy_process_group()

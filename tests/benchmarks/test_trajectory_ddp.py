@@ -190,10 +190,13 @@ def test_every_model_trains_under_ddp(root, model_name):
         if wrap:
             dist.init_process_group('gloo', store=dist.HashStore(), rank=0,
                                     world_size=1)
+            ddp = DistributedDataParallel(model)
             try:
-                ddp = DistributedDataParallel(model)
                 trajectory_ddp.train_epoch(ddp, batches, optimizer, torch.device('cpu'))
             finally:
+                # Free the wrapper before the group: a gloo group destroyed last
+                # by the wrapper (GIL held) can deadlock with its worker threads.
+                ddp = None
                 dist.destroy_process_group()
         else:
             trajectory_ddp.train_epoch(model, batches, optimizer, torch.device('cpu'))
