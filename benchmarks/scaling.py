@@ -141,11 +141,14 @@ def build(method: str, inputs: Dict[str, torch.Tensor], device: torch.device):
     raise ValueError(f"unknown method {method!r}")
 
 
-def worker(methods: str, path: str, device: str, repeats: int) -> Dict:
+def worker(methods: str, path: str, device: str, repeats: int,
+           threads: Optional[int]) -> Dict:
     """One method: its time and peak memory. Several (comma-separated): their
     times only, measured round-robin (one step of each in turn), so that a
     change of load on a shared machine hits all of them alike."""
     device = torch.device(device)
+    if threads:
+        torch.set_num_threads(threads)
     inputs = torch.load(path)
     names = methods.split(',')
 
@@ -203,9 +206,11 @@ def available(method: str, num_edges: int, device: str) -> Optional[str]:
 
 
 def run_worker(method: str, path: str, device: str, repeats: int,
-               timeout: float) -> Dict:
+               timeout: float, threads: Optional[int] = None) -> Dict:
     command = [sys.executable, os.path.abspath(__file__), '--worker', method, path,
                '--device', device, '--repeats', str(repeats)]
+    if threads:
+        command += ['--threads', str(threads)]
     try:
         result = subprocess.run(command, capture_output=True, text=True,
                                 timeout=timeout)
@@ -333,6 +338,10 @@ def machine(device: str) -> str:
     return f'{cpu}, {os.cpu_count()} cores, torch {torch.__version__}'
 
 
+def threads_used(threads: Optional[int]) -> int:
+    return threads or torch.get_num_threads()
+
+
 def write_results(path: str, section: str) -> None:
     """Replaces (or appends) the '## Scaling' section of `path`."""
     text = open(path).read() if os.path.exists(path) else '# Results\n'
@@ -354,6 +363,10 @@ def main() -> None:
     parser.add_argument('--repeats', type=int, default=None,
                         help='timed repeats after the warm-up (default 5, quick 3)')
     parser.add_argument('--methods', nargs='+', default=METHODS, choices=METHODS)
+    parser.add_argument('--threads', type=int, default=None,
+                        help='torch CPU threads per measurement (default: '
+                             "torch's); 1 avoids the stalls of parallel regions "
+                             'on a machine shared with other jobs')
     parser.add_argument('--timeout', type=float, default=1800,
                         help='seconds per measurement')
     parser.add_argument('--plot', default='benchmarks/scaling.png')
@@ -365,7 +378,7 @@ def main() -> None:
 
     repeats = args.repeats or (3 if args.quick else 5)
     if args.worker:
-        print(json.dumps(worker(*args.worker, args.device, repeats)))
+        print(json.dumps(worker(*args.worker, args.device, repeats, args.threads)))
         return
 
     sizes = args.sizes or (QUICK_SIZES if args.quick else SIZES)
@@ -389,13 +402,13 @@ def main() -> None:
                 one_step = interleave and method in INTERLEAVED
                 results[method] = dict(skip=reason) if reason else run_worker(
                     method, path, args.device, 1 if one_step else repeats,
-                    args.timeout)
+                    args.timeout, args.threads)
             # The fast methods: peak memory above (one step), times round-robin.
             light = [m for m in args.methods if m in INTERLEAVED and 'peak_mb' in
                      results[m]]
             if interleave and light:
                 times = run_worker(','.join(light), path, args.device, repeats,
-                                   args.timeout)
+                                   args.timeout, args.threads)
                 for method in light:
                     if method in times:
                         results[method].update(times[method])
@@ -418,7 +431,8 @@ def main() -> None:
         section = (
             '## Scaling\n\n'
             f'Command: `{command.strip()}`  \n'
-            f'Machine: {machine(args.device)}  \n'
+            f'Machine: {machine(args.device)}, {threads_used(args.threads)} torch '
+            'thread(s) per measurement  \n'
             f'Date: {datetime.date.today().isoformat()}; load average before the run '
             f'{load:.2f}, after {os.getloadavg()[0]:.2f}\n\n'
             f'One layer, F = {CHANNELS}, J_u = J_d = 2, J_h = 5, one head, on the '
