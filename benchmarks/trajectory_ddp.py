@@ -173,7 +173,8 @@ def all_sum(values: Sequence[float], device: torch.device) -> torch.Tensor:
 
 
 def train_epoch(model: torch.nn.Module, loader: DataLoader,
-                optimizer: torch.optim.Optimizer, device: torch.device) -> Tuple[float, int]:
+                optimizer: torch.optim.Optimizer,
+                device: torch.device) -> Tuple[float, int]:
     """One pass over :obj:`loader`: per batch, the mean cross-entropy of its
     complexes, backward (DDP averages the gradients over the processes here)
     and an optimiser step.
@@ -232,7 +233,8 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
                         'first ones of the split); default: all')
     parser.add_argument('--num-test', type=int)
     parser.add_argument('--num-points', type=int, default=400,
-                        help='synthetic flow: points sampled for the complex (default 400)')
+                        help='synthetic flow: points sampled for the complex '
+                        '(default 400)')
     parser.add_argument('--eval-batch-size', type=int, default=256)
     parser.add_argument('--backend', choices=['nccl', 'gloo'],
                         help='default: nccl where CUDA is available, else gloo')
@@ -253,28 +255,29 @@ def train(args: argparse.Namespace, rank: int, world: int,
     # wait and then read the processed files.
     if rank != 0 and world > 1:
         dist.barrier()
-    train, test = (open_dataset(args.dataset, split, args) for split in ('train', 'test'))
+    train_set, test_set = (open_dataset(args.dataset, split, args)
+                          for split in ('train', 'test'))
     if rank == 0 and world > 1:
         dist.barrier()
 
     set_seed(args.seed)  # the same initial parameters on every process
-    net = build_model(args.model, args.act, train.complex.num_simplices(1),
-                      train.num_classes, args.dropout, args.readout).to(device)
+    net = build_model(args.model, args.act, train_set.complex.num_simplices(1),
+                      train_set.num_classes, args.dropout, args.readout).to(device)
     model = net if world == 1 else DistributedDataParallel(
         net, device_ids=[device.index] if device.type == 'cuda' else None)
     opt_cls = torch.optim.Adam if args.optimizer == 'adam' else torch.optim.SGD
     optimizer = opt_cls(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
 
-    sampler = DistributedSampler(train, num_replicas=world, rank=rank, shuffle=True,
+    sampler = DistributedSampler(train_set, num_replicas=world, rank=rank, shuffle=True,
                                  seed=args.seed)
-    loader = DataLoader(train, batch_size=args.batch_size, sampler=sampler)
+    loader = DataLoader(train_set, batch_size=args.batch_size, sampler=sampler)
     # Evaluation: each process its own items, without padding.
-    test_loader = DataLoader(test, batch_size=args.eval_batch_size,
-                             sampler=range(rank, len(test), world))
+    test_loader = DataLoader(test_set, batch_size=args.eval_batch_size,
+                             sampler=range(rank, len(test_set), world))
 
     log(f'{args.model} ({args.act}) on {args.dataset}: {world} process(es), '
         f'{device.type}, backend {dist.get_backend() if world > 1 else "none"}, '
-        f'{len(train)} training / {len(test)} test complexes, batch '
+        f'{len(train_set)} training / {len(test_set)} test complexes, batch '
         f'{args.batch_size} per process ({args.batch_size * world} global), '
         f'{len(loader)} steps per epoch')
     history: Dict[str, list] = dict(loss=[], test_acc=[], time=[])

@@ -33,8 +33,9 @@ GROUP_TIMEOUT = 60  # seconds a collective waits for the other process
 def script_args(root: Path, model: str = 'SAN', batch_size: int = BATCH) -> List[str]:
     return ['--dataset', 'synthetic', '--model', model, '--act', 'Tanh',
             '--epochs', '1', '--batch-size', str(batch_size), '--optimizer', 'sgd',
-            '--lr', '0.1', '--dropout', '0', '--seed', str(SEED), '--num-train', str(NUM_TRAIN),
-            '--num-test', '8', '--num-points', '100', '--root', str(root)]
+            '--lr', '0.1', '--dropout', '0', '--seed', str(SEED),
+            '--num-train', str(NUM_TRAIN), '--num-test', '8', '--num-points', '100',
+            '--root', str(root)]
 
 
 @pytest.fixture(scope='module')
