@@ -31,14 +31,11 @@ Examples::
 import argparse
 import datetime
 import os
-import random
 import sys
 import time
 from pathlib import Path
-from typing import Dict, Optional, Sequence, Tuple, Type
+from typing import Dict, Optional, Sequence, Tuple
 
-import numpy as np
-import scipy.sparse as sp
 import torch
 import torch.distributed as dist
 import torch.nn.functional as F
@@ -47,29 +44,18 @@ from torch.utils.data.distributed import DistributedSampler
 from torch_geometric.loader import DataLoader
 from torch_geometric.transforms import BaseTransform
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import _common  # noqa: E402
+from trajectory import ACTIVATIONS, HIDDEN, MODELS  # noqa: E402
 
 from torch_geometric_san.data import SimplicialComplexData  # noqa: E402
-from torch_geometric_san.data.algebra import largest_eigenvalue  # noqa: E402
 from torch_geometric_san.datasets import (  # noqa: E402
     OceanDriftersDataset,
     SyntheticFlowDataset,
 )
-from torch_geometric_san.nn.models import SAN, SAT, SCN, SCNN, SNN  # noqa: E402
-
-HIDDEN = 4
-TAPS = dict(J_up=3, J_down=3)
-#: The networks of Table 1: class, layer arguments, and whether the layer (a
-#: fixed-weight one) takes the Laplacians divided by their largest eigenvalues.
-MODELS: Dict[str, Tuple[Type[SAN], dict, bool]] = {
-    'SAN': (SAN, dict(TAPS, J_harmonic=5, eps=0.9), False),
-    'SAT': (SAT, {}, False),
-    'SCNN': (SCNN, TAPS, True),
-    'SNN': (SNN, {}, True),
-    'SCN': (SCN, {}, True),
-}
-ACTIVATIONS = {'Id': 'identity', 'ReLU': 'relu', 'Tanh': 'tanh'}
+from torch_geometric_san.nn.models import SAN  # noqa: E402
 
 
 class ScaledLaplacians(BaseTransform):
@@ -83,13 +69,8 @@ class ScaledLaplacians(BaseTransform):
         complex (SimplicialComplexData): The complex shared by the items.
     """
     def __init__(self, complex: SimplicialComplexData):
-        n = complex.num_simplices(1)
-        self.weights = {}
-        for name in ('up', 'down'):
-            index, weight = getattr(complex, f'{name}_laplacian')(1)
-            matrix = sp.csr_array((weight.double().numpy(),
-                                   (index[1].numpy(), index[0].numpy())), shape=(n, n))
-            self.weights[name] = weight / max(largest_eigenvalue(matrix), 1e-12)
+        ops = _common.order_operators(complex, 1, scaled=True)
+        self.weights = {'up': ops[1], 'down': ops[3]}
 
     def forward(self, data: SimplicialComplexData) -> SimplicialComplexData:
         for name, weight in self.weights.items():
@@ -116,29 +97,22 @@ def open_dataset(name: str, split: str, args: argparse.Namespace):
         limit = args.num_train if split == 'train' else args.num_test
         if limit:
             dataset = dataset[:limit]
-    if MODELS[args.model][2]:
+    if MODELS[args.model].scaled:
         dataset.transform = ScaledLaplacians(dataset.complex)
     return dataset
 
 
-def set_seed(seed: int) -> None:
-    """Seeds Python's, NumPy's and PyTorch's random generators."""
-    random.seed(seed)
-    np.random.seed(seed)
-    torch.manual_seed(seed)
-
-
 def build_model(name: str, act: str, num_edges: int, num_classes: int,
                 dropout: float, readout: str = 'flatten') -> SAN:
-    """Network :obj:`name` of :data:`MODELS` with activation :obj:`act` (a
-    key of :data:`ACTIVATIONS`) for complexes of :obj:`num_edges` edges.
-    Its layer builds the operators of each batch (no ``cached``: every batch
-    is a new complex)."""
-    cls, conv_kwargs, _ = MODELS[name]
-    return cls(1, HIDDEN, num_layers=1, out_channels=num_classes, readout=readout,
-               num_simplices=num_edges if readout == 'flatten' else None,
-               readout_layers=2, act=ACTIVATIONS[act], dropout=dropout,
-               conv_kwargs=conv_kwargs)
+    """Network :obj:`name` of Table 1 (``MODELS`` of ``trajectory.py``) with
+    activation :obj:`act` (a key of its ``ACTIVATIONS``) for complexes of
+    :obj:`num_edges` edges. Its layer builds the operators of each batch (no
+    ``cached``: every batch is a new complex)."""
+    spec = MODELS[name]
+    return spec.cls(1, HIDDEN, num_layers=1, out_channels=num_classes, readout=readout,
+                    num_simplices=num_edges if readout == 'flatten' else None,
+                    readout_layers=2, act=ACTIVATIONS[act], dropout=dropout,
+                    conv_kwargs=spec.conv, **spec.model)
 
 
 def setup(backend: Optional[str], timeout: float) -> Tuple[int, int, torch.device]:
@@ -212,7 +186,8 @@ def evaluate(model: torch.nn.Module, loader: DataLoader,
 def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--dataset', choices=['synthetic', 'ocean'], default='synthetic')
-    parser.add_argument('--model', choices=list(MODELS), default='SAN')
+    parser.add_argument('--model', choices=list(MODELS), default='SAN',
+                        help='a network of Table 1 (benchmarks/trajectory.py)')
     parser.add_argument('--act', choices=list(ACTIVATIONS), default='Tanh')
     parser.add_argument('--epochs', type=int, default=20)
     parser.add_argument('--batch-size', type=int, default=32,
@@ -240,7 +215,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
                         help='default: nccl where CUDA is available, else gloo')
     parser.add_argument('--timeout', type=float, default=600.0,
                         help='seconds a collective may wait for the other processes')
-    parser.add_argument('--root', default=str(REPO / 'data'),
+    parser.add_argument('--root', default=str(_common.REPO / 'data'),
                         help='dataset root (processed files; raw files in <root>/*/raw)')
     parser.add_argument('--save', help='rank 0 saves the final state_dict here')
     return parser.parse_args(argv)
@@ -260,7 +235,7 @@ def train(args: argparse.Namespace, rank: int, world: int,
     if rank == 0 and world > 1:
         dist.barrier()
 
-    set_seed(args.seed)  # the same initial parameters on every process
+    _common.set_seed(args.seed)  # the same initial parameters on every process
     net = build_model(args.model, args.act, train_set.complex.num_simplices(1),
                       train_set.num_classes, args.dropout, args.readout).to(device)
     model = net if world == 1 else DistributedDataParallel(

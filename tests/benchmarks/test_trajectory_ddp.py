@@ -20,6 +20,7 @@ SCRIPT = REPO / 'benchmarks' / 'trajectory_ddp.py'
 WORKER = Path(__file__).with_name('ddp_worker.py')
 sys.path.insert(0, str(SCRIPT.parent))
 
+import _common  # noqa: E402
 import trajectory_ddp  # noqa: E402
 
 WORLD = 2
@@ -102,7 +103,7 @@ def torchrun(args: List[str]) -> str:
 
 def make_model(dataset, name: str) -> torch.nn.Module:
     """The script's network :obj:`name` with its initial parameters."""
-    trajectory_ddp.set_seed(SEED)
+    _common.set_seed(SEED)
     return trajectory_ddp.build_model(name, 'Tanh', dataset.complex.num_simplices(1),
                                       dataset.num_classes, 0.0)
 
