@@ -15,11 +15,18 @@ Protocol (the paper's hyper-parameters, and our reading of what it leaves open):
 * input: the citation counts of the k-simplices, the hidden ones replaced by
   the median of the known ones; target: the true counts (no rescaling);
 * loss: L1 on the known simplices only (masked L1); one full-batch step per
-  epoch; Adam, lr 0.1; ReduceLROnPlateau(factor=0.77, patience=100) and early
-  stopping with patience 500 on that training loss, at most ``--max-epochs``
-  epochs; the model with the lowest training loss is evaluated. The paper
-  does not say what its plateau and early stopping watch; there are no labels
-  besides the known ones, and the hidden values are never used for any choice;
+  epoch; Adam with initial learning rate ``--lr`` (the paper: 0.1);
+  ReduceLROnPlateau(factor=0.77, patience=100) and early stopping with
+  patience 500 on that training loss, at most ``--max-epochs`` epochs; the
+  model with the lowest training loss is evaluated. The paper does not say
+  what its plateau and early stopping watch; there are no labels besides the
+  known ones, and the hidden values are never used for any choice;
+* ``--input-masking p`` (not in the paper, 0 by default): at every epoch a
+  random fraction p of the known inputs is hidden too (set to the median), the
+  loss staying on all known simplices. Under the paper's protocol the known
+  inputs equal their targets, so the loss can be met by copying the input and
+  nothing asks the network to impute; with this, it learns to (still without
+  ever seeing a hidden value);
 * metrics, both on the same predictions: the paper's (the fraction of *all*
   k-simplices whose prediction lies within +-5 % of the true count; the known
   ones are part of the input) and the honest one (the same fraction over the
@@ -38,10 +45,9 @@ Examples::
     python benchmarks/citation.py --quick
     python benchmarks/citation.py                        # the full Table 2
     python benchmarks/citation.py --orders 0 1 --masks 3 --max-epochs 2000
+    python benchmarks/citation.py --lr 0.01 --input-masking 0.3 --resume
 """
 import argparse
-import datetime
-import json
 import math
 import os
 import sys
@@ -93,7 +99,9 @@ def train_run(name: str, x: Tensor, y: Tensor, known: Tensor, hidden: Tensor,
     spec = MODELS[name]
     model = spec.cls(1, 256, num_layers=4, out_channels=1, act='relu',
                      conv_kwargs=dict(spec.conv, cached=True)).to(x.device)
-    optimizer = torch.optim.Adam(model.parameters(), lr=0.1)
+    optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
+    fill = x[hidden].flatten()[:1]  # the median of the known values
+    generator = torch.Generator(x.device).manual_seed(int(torch.initial_seed()))
     scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(optimizer, factor=0.77,
                                                            patience=100)
     stopper = _common.EarlyStopping(args.patience)
@@ -103,7 +111,12 @@ def train_run(name: str, x: Tensor, y: Tensor, known: Tensor, hidden: Tensor,
     model.train()
     for epoch in bar:
         optimizer.zero_grad()
-        loss = F.l1_loss(model(x, *ops).view(-1)[known], y[known])
+        inputs = x
+        if args.input_masking > 0:  # hide some known inputs too, this epoch
+            drop = known & (torch.rand(known.shape, generator=generator,
+                                       device=x.device) < args.input_masking)
+            inputs = torch.where(drop.unsqueeze(-1), fill, x)
+        loss = F.l1_loss(model(inputs, *ops).view(-1)[known], y[known])
         loss.backward()
         value = loss.item()
         if not math.isfinite(value):
@@ -123,14 +136,20 @@ def train_run(name: str, x: Tensor, y: Tensor, known: Tensor, hidden: Tensor,
     with torch.no_grad():
         pred = model(x, *ops).view(-1)
     ok = within(pred, y)
-    return dict(model=name, epochs=epoch + 1, best_epoch=stopper.best_epoch + 1,
+    return dict(model=name, input_masking=args.input_masking, lr=args.lr,
+                epochs=epoch + 1, best_epoch=stopper.best_epoch + 1,
                 train_loss=stopper.best, train_time=train_time,
                 acc_all=float(ok.float().mean()), acc_hidden=float(ok[hidden].float().mean()),
                 mae_hidden=float((pred - y)[hidden].abs().mean()))
 
 
 def run_cell(order: int, rate: int, args, device: torch.device,
-             runs: List[Dict[str, Any]], data_time: Dict[Tuple[int, int], float]) -> None:
+             log: _common.RunLog) -> None:
+    todo = [(mask, name) for mask in range(args.masks) for name in args.models
+            if not log.done(order=order, rate=rate, mask=mask, model=name,
+                            input_masking=args.input_masking, lr=args.lr)]
+    if not todo:
+        return
     start = time.perf_counter()
     root = Path(args.root) / 'citation_complex'
     _common.provide_raw_files(root / 'raw', list(CitationComplexDataset.urls),
@@ -143,56 +162,66 @@ def run_cell(order: int, rate: int, args, device: torch.device,
     y = complex.y.view(-1).to(device)
     inputs = dataset.stacked(f'x_{order}').to(device)
     known, hidden = (dataset.stacked(key).to(device) for key in ('train_mask', 'test_mask'))
-    data_time[order, rate] = time.perf_counter() - start
-    for mask in range(args.masks):
-        for name in args.models:
-            _common.set_seed(mask)
-            desc = f'order {order} {rate}% mask {mask} {name}'
-            run = train_run(name, inputs[mask], y, known[mask], hidden[mask], ops[name],
-                            args, desc)
-            run.update(order=order, rate=rate, mask=mask)
-            runs.append(run)
-            print(f'{desc}: {100 * run["acc_all"]:.1f} % all, {100 * run["acc_hidden"]:.1f} '
-                  f'% hidden, {run["epochs"]} epochs, {run["train_time"]:.0f} s', flush=True)
+    log.add_data_time(f'order {order}', time.perf_counter() - start)
+    for mask, name in todo:
+        _common.set_seed(mask)
+        desc = f'order {order} {rate}% mask {mask} {variant(name, args.input_masking)}'
+        run = dict(order=order, rate=rate, mask=mask,
+                   **train_run(name, inputs[mask], y, known[mask], hidden[mask], ops[name],
+                               args, desc))
+        log.add(run)
+        print(f'{desc}: {100 * run["acc_all"]:.1f} % all, {100 * run["acc_hidden"]:.1f} '
+              f'% hidden, {run["epochs"]} epochs, {run["train_time"]:.0f} s', flush=True)
+
+
+def variant(name: str, masking: float, lr: Optional[float] = None) -> str:
+    label = name + (f' + input masking {masking:g}' if masking else '')
+    return label + (f' (lr {lr:g})' if lr is not None else '')
 
 
 def results_tables(runs: List[Dict[str, Any]]) -> Tuple[str, str]:
     """The paper's metric (with the paper's numbers) and the honest one."""
     orders = sorted({r['order'] for r in runs})
     rates = sorted({r['rate'] for r in runs})
-    cells: Dict[Tuple[int, str, int], List[Dict]] = defaultdict(list)
+    several_lrs = len({r['lr'] for r in runs}) > 1
+    variants = sorted({(r['model'], r['input_masking'], r['lr']) for r in runs},
+                      key=lambda v: (list(MODELS).index(v[0]), v[1], -v[2]))
+    cells: Dict[Tuple, List[Dict]] = defaultdict(list)
     for run in runs:
-        cells[run['rate'], run['model'], run['order']].append(run)
+        cells[run['rate'], (run['model'], run['input_masking'], run['lr']),
+              run['order']].append(run)
     header = ['Missing', 'Model'] + [f'order {k} (N = {NUM_SIMPLICES[k]})' for k in orders]
     paper_rows, honest_rows = [], []
     for rate in rates:
         for name in MODELS:
-            if not any(cells[rate, name, k] for k in orders):
-                continue
-            paper_rows.append([f'{rate} %', name] + [
-                _common.mean_std(r['acc_all'] for r in cells[rate, name, k]) for k in orders])
-            paper_rows.append([f'{rate} %', f'{name} (paper)'] + [
-                str(PAPER[name][rate][k]) for k in orders])
-            honest_rows.append([f'{rate} %', name] + [
-                _common.mean_std(r['acc_hidden'] for r in cells[rate, name, k])
-                for k in orders])
+            for v in variants:
+                if v[0] != name or not any(cells[rate, v, k] for k in orders):
+                    continue
+                label = variant(*v[:2], v[2] if several_lrs else None)
+                paper_rows.append([f'{rate} %', label] + [
+                    _common.mean_std(r['acc_all'] for r in cells[rate, v, k]) for k in orders])
+                honest_rows.append([f'{rate} %', label] + [
+                    _common.mean_std(r['acc_hidden'] for r in cells[rate, v, k])
+                    for k in orders])
+            if any(v[0] == name for v in variants):
+                paper_rows.append([f'{rate} %', f'{name} (paper)'] + [
+                    str(PAPER[name][rate][k]) for k in orders])
     return (_common.markdown_table(header, paper_rows),
             _common.markdown_table(header, honest_rows))
 
 
-def timing_table(runs: List[Dict[str, Any]],
-                 data_time: Dict[Tuple[int, int], float]) -> str:
+def timing_table(runs: List[Dict[str, Any]], data_time: Dict[str, float]) -> str:
     groups: Dict[Tuple[int, str], List[Dict]] = defaultdict(list)
     for run in runs:
-        groups[run['order'], run['model']].append(run)
+        groups[run['order'], variant(run['model'], run['input_masking'])].append(run)
     rows = []
     for (order, name), group in sorted(groups.items()):
         epochs = [r['epochs'] for r in group]
         train = sum(r['train_time'] for r in group)
         rows.append([str(order), name, str(len(group)), f'{train:.0f}',
                      f'{1000 * train / sum(epochs):.0f}', f'{min(epochs)}-{max(epochs)}'])
-    rows.append(['all', 'data (load, operators)', '-', f'{sum(data_time.values()):.0f}',
-                 '-', '-'])
+    rows += [[key.split()[-1], 'data (load, operators)', '-', f'{seconds:.0f}', '-', '-']
+             for key, seconds in sorted(data_time.items())]
     return _common.markdown_table(['Order', 'Model', 'Runs', 'Training (s)', 'ms / epoch',
                                    'Epochs'], rows)
 
@@ -208,6 +237,12 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     parser.add_argument('--mask-seed', type=int, default=0)
     parser.add_argument('--models', nargs='+', choices=list(MODELS), default=list(MODELS))
     parser.add_argument('--max-epochs', type=int)
+    parser.add_argument('--lr', type=float, default=0.1,
+                        help="Adam's initial learning rate (the paper: 0.1)")
+    parser.add_argument('--input-masking', type=float, default=0.0,
+                        help='not in the paper: at every epoch, hide this fraction of the '
+                        'known inputs too (median), so that the loss on them teaches '
+                        'imputation; 0: the paper\'s protocol')
     parser.add_argument('--patience', type=int, default=500,
                         help='early stopping patience in epochs (default 500)')
     parser.add_argument('--device', default='cpu')
@@ -224,6 +259,9 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
                         'full run, none with --quick)')
     parser.add_argument('--no-results', action='store_true')
     parser.add_argument('--no-progress', action='store_true')
+    parser.add_argument('--resume', action='store_true',
+                        help='keep the runs already in <output>/citation.json and skip '
+                        'them (resume a stopped run or add cells, masks, variants)')
     args = parser.parse_args(argv)
     defaults = QUICK if args.quick else dict(orders=ORDERS, rates=RATES, masks=10,
                                              max_epochs=5000)
@@ -244,38 +282,32 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
     device = torch.device(args.device)
     command = 'python benchmarks/citation.py ' + ' '.join(
         sys.argv[1:] if argv is None else argv)
-    wall = time.perf_counter()
-    runs: List[Dict[str, Any]] = []
-    data_time: Dict[Tuple[int, int], float] = {}
+    out = Path(args.output)
+    log = _common.RunLog(out / 'citation.json', args.resume, command, args.device,
+                         vars(args))
     for order in args.orders:
         for rate in args.rates:
-            run_cell(order, rate, args, device, runs, data_time)
-    wall = time.perf_counter() - wall
+            run_cell(order, rate, args, device, log)
+    log.save()
 
-    paper, honest = results_tables(runs)
-    timing = timing_table(runs, data_time)
-    masks = f'{args.masks} mask(s) per cell (seeds {args.mask_seed}, 0..{args.masks - 1})'
+    paper, honest = results_tables(log.runs)
+    masks = sorted({r['mask'] for r in log.runs})
     text = (f'Paper\'s metric: prediction within ±5 % of the true count, over all '
-            f'k-simplices (%), mean ± std over {masks}:\n\n{paper}\n\n'
+            f'k-simplices (%), mean ± std over the masks ({", ".join(map(str, masks))}; '
+            f'n per cell in the JSON):\n\n{paper}\n\n'
             f'Honest metric: the same over the hidden k-simplices only (%):\n\n{honest}\n')
     print('\n' + text)
-    date = datetime.datetime.now().astimezone().isoformat(timespec='seconds')
-    info = dict(command=command, machine=_common.machine(args.device), date=date,
-                wall_time=wall, args=vars(args),
-                data_time={f'{k}/{r}': t for (k, r), t in data_time.items()})
-    block = (f'Command: `{command}`  \nMachine: {info["machine"]}  \nDate: {date}  \n'
-             f'Wall time: {wall / 60:.1f} min; at most {args.max_epochs} epochs, '
-             f'early stopping patience {args.patience}\n\n{text}\n'
-             f'Where the time went:\n\n{timing}\n')
-    out = Path(args.output)
-    out.mkdir(parents=True, exist_ok=True)
+    epochs = sorted({(s['args']['max_epochs'], s['args']['patience']) for s in log.sessions})
+    block = (f'{log.header()}\n\n(max epochs, early-stopping patience): '
+             f'{", ".join(map(str, epochs))}\n\n{text}\nWhere the time went:\n\n'
+             f'{timing_table(log.runs, log.data_time())}\n')
     (out / 'citation.md').write_text(block)
-    (out / 'citation.json').write_text(json.dumps(dict(info, runs=runs), indent=1))
-    print(f'Wall time {wall:.0f} s; wrote {out / "citation.md"} and {out / "citation.json"}')
+    print(f'Wall time {log.session["wall_time"]:.0f} s; wrote {out / "citation.md"} and '
+          f'{out / "citation.json"}')
     if args.results:
         _common.write_results(args.results, SECTION, 'citation.py', block)
         print(f'Updated {args.results}')
-    return dict(info, runs=runs, tables=(paper, honest))
+    return dict(sessions=log.sessions, runs=log.runs, tables=(paper, honest))
 
 
 if __name__ == '__main__':

@@ -1,20 +1,24 @@
 """Trajectory classification: Table 1 of the SAN paper.
 
 Every model is a single simplicial layer on the edge flows with 4 output
-features, the activation, dropout, a sum over the edges of each trajectory and
-an MLP readout (4 -> 4 -> 2 logits, trained with cross-entropy, i.e. softmax).
-Rows of the table:
+features, then the activation, dropout and an MLP readout on the features of
+all edges concatenated (``SAN(readout='flatten')``: [4 N_1] -> 4 -> 2 logits,
+trained with cross-entropy, i.e. softmax), as in the SAN authors' code (a
+linear map of the flattened edge features). Pooling the edges (sum, mean) is
+not used: it cannot tell the classes apart (chance level on ocean drifters,
+measured). Rows of the table:
 
 * ``SAN``: J_u = J_d = 3, harmonic filter with eps = 0.9 and J_h = 5, one head;
 * ``SAN (J_h = 0)``: the same with a skip connection instead of the filter;
 * ``SAN (orientation-equivariant)``: the SAN layer with signed messages and
-  sign-invariant scores (``orientation_equivariant=True``, no bias) and a readout
-  that pools absolute values, invariant to the edge orientations with an odd
-  activation (Id, Tanh);
+  sign-invariant scores (``orientation_equivariant=True``, no bias) and the
+  readout of the absolute values (``invariant_readout=True``): the logits do
+  not depend on the edge orientations when the activation is odd (Id, Tanh);
 * ``SAT``: one attention mechanism shared by both neighbourhoods, J = 1, no
   harmonic filter (the paper's stand-in for Goh et al.);
 * ``SCNN``: Yang et al.'s convolution, J_u = J_d = 3, skip connection;
 * ``SNN`` (Ebli et al.) and ``SCN`` (J = 1, no attention): further baselines.
+
 The fixed-weight layers (SCNN, SNN, SCN) get the lower and upper Laplacians
 divided by their largest eigenvalues (so that their powers stay bounded); the
 attention layers use the Laplacians' sparsity patterns (and, for the
@@ -33,24 +37,27 @@ Protocol (the paper's hyper-parameters, and our reading of what it leaves open):
 * optimiser: Adam, lr 0.01, weight decay 0.003 (the L2 regularisation);
   "step reduction 0.77, patience 10": ReduceLROnPlateau(factor=0.77,
   patience=10) on the validation loss; early stopping when the validation
-  loss has not improved for 100 epochs, at most ``--max-epochs`` epochs; the
-  test accuracy is that of the epoch with the lowest validation loss;
-* batches: all training signals of one epoch in mini-batches of
-  ``--batch-size`` (default 32), each one forward call on the shared complex
-  (signals of shape [B, N_1, 1], one set of operators built once per split);
+  loss has not improved for 100 epochs, at most ``--max-epochs`` (300)
+  epochs; the test accuracy is that of the epoch with the lowest validation
+  loss;
+* batches: the training signals of an epoch in shuffled mini-batches of
+  ``--batch-size`` (32), each one forward call on the shared complex (signals
+  of shape [B, N_1, 1]; the operators are built once per split and cached by
+  the layers);
 * dropout 0.6 on the layer's output and in the readout MLP; 5 seeds (0-4)
   per (model, activation); a seed fixes the initialisation, dropout, the
   validation split and the batch order.
 
 Each run trains once and is tested in both orientations. The script prints a
 markdown table (mean +- std of the test accuracy over the seeds) and writes it
-with a JSON of all runs to ``--output``; a full run also rewrites its block of
-the "Table 1" section of ``docs/results.md`` (command, machine, date, wall
-time and where it went).
+with a JSON of all runs to ``--output`` (the JSON after every run; ``--resume``
+continues from it). A full run also rewrites its block of the "Table 1"
+section of ``docs/results.md`` (commands, machine, dates, wall time and where
+it went). On a busy or small CPU, ``--threads 1`` avoids oversubscription.
 
 Examples::
 
-    python benchmarks/trajectory.py --quick          # synthetic flow, ~2 min
+    python benchmarks/trajectory.py --quick          # synthetic flow, ~1 min
     python benchmarks/trajectory.py                  # the full Table 1
     python benchmarks/trajectory.py --datasets ocean --models SAN SAT --seeds 0 1
 """
@@ -287,7 +294,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--quick', action='store_true',
                         help='synthetic flow only (300 train / 100 test trajectories), '
-                        'SAN, SAT and SCNN with Tanh, one seed, 15 epochs')
+                        'SAN, SAT and SCNN with Tanh, one seed, at most 15 epochs')
     parser.add_argument('--datasets', nargs='+', choices=list(DATASETS))
     parser.add_argument('--models', nargs='+', choices=list(MODELS))
     parser.add_argument('--activations', nargs='+', choices=list(ACTIVATIONS))

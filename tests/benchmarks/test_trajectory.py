@@ -1,0 +1,65 @@
+"""End-to-end smoke test of benchmarks/trajectory.py (Table 1) on tiny splits:
+the pipeline and the structure of its outputs, not the accuracy."""
+import json
+
+import pytest
+
+MODELS = ['SAN', 'SAN (orientation-equivariant)', 'SAT', 'SCNN']
+TINY = ['--activations', 'Tanh', '--seeds', '0', '--max-epochs', '2', '--num-train', '20',
+        '--num-test', '10', '--batch-size', '8', '--no-progress']
+
+
+def check_runs(runs, datasets, models):
+    assert len(runs) == len(datasets) * len(models)
+    for run in runs:
+        assert run['dataset'] in datasets and run['model'] in models
+        assert 1 <= run['best_epoch'] <= run['epochs'] <= 2
+        for orientation in ('default', 'random'):
+            acc = run[f'test_acc_{orientation}']
+            assert 0.0 <= acc <= 1.0 and (acc * 10) == pytest.approx(round(acc * 10))
+        if run['model'] == 'SAN (orientation-equivariant)':
+            # Equivariant layer, odd activation, invariant readout: the same
+            # predictions in any orientation of the test edges.
+            assert run['test_acc_default'] == run['test_acc_random']
+
+
+def test_synthetic_pipeline(trajectory, tmp_path):
+    results = tmp_path / 'results.md'
+    results.write_text('# Results\n\n## Scaling\n\nkept\n')
+    out = trajectory.main(['--datasets', 'synthetic', '--models', *MODELS, *TINY,
+                           '--root', str(tmp_path / 'data'), '--output', str(tmp_path / 'out'),
+                           '--results', str(results)])
+    check_runs(out['runs'], ['synthetic'], MODELS)
+    saved = json.loads((tmp_path / 'out' / 'trajectory.json').read_text())
+    assert saved['runs'] == out['runs'] and len(saved['sessions']) == 1
+    table = (tmp_path / 'out' / 'trajectory.md').read_text()
+    assert all(f'| {model} | Tanh |' in table for model in MODELS)
+    assert 'Synthetic flow (random)' in table and 'Where the time went' in table
+    text = results.read_text()
+    assert '## Scaling\n\nkept' in text and '## Table 1: trajectory classification' in text
+    assert '<!-- trajectory.py: begin -->' in text and '| SAN | Tanh |' in text
+
+    # --resume skips what is done and adds the rest.
+    again = trajectory.main(['--datasets', 'synthetic', *TINY, '--models', 'SAN', 'SNN',
+                             '--root', str(tmp_path / 'data'),
+                             '--output', str(tmp_path / 'out'), '--no-results', '--resume'])
+    assert [r['model'] for r in again['runs']] == MODELS + ['SNN']
+    assert len(again['sessions']) == 2
+
+
+def test_quick_defaults_do_not_write_results(trajectory):
+    args = trajectory.parse_args(['--quick'])
+    assert args.results is None and args.datasets == ['synthetic']
+    assert trajectory.parse_args([]).results.endswith('docs/results.md')
+    assert trajectory.parse_args(['--no-results']).results is None
+
+
+def test_ocean_pipeline(trajectory, tmp_path, shared_data):
+    if not (shared_data / 'ocean_drifters' / 'dataBuoys.jld2').exists():
+        pytest.skip(f'needs {shared_data / "ocean_drifters" / "dataBuoys.jld2"}')
+    pytest.importorskip('h5py', reason='reading the ocean drifters file needs h5py')
+    out = trajectory.main(['--datasets', 'ocean', '--models', 'SAN', *TINY,
+                           '--root', str(tmp_path / 'data'), '--data-root', str(shared_data),
+                           '--output', str(tmp_path / 'out'), '--no-results'])
+    check_runs(out['runs'], ['ocean'], ['SAN'])
+    assert (tmp_path / 'data' / 'ocean_drifters' / 'raw' / 'dataBuoys.jld2').exists()
