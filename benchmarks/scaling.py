@@ -63,6 +63,7 @@ INTERLEAVED = ('san', 'san_rebuilt', 'gat')
 # Largest number of edges for the N x N methods (about 16 float32 N x N
 # matrices live at once in the dense formulation and in TopoModelX).
 DENSE_LIMIT = 12_000
+QUICK_DENSE_LIMIT = 1_500  # --quick: the N x N methods take minutes at 9,000 edges
 
 
 def delaunay_inputs(num_edges: int, seed: int = 0) -> Dict[str, torch.Tensor]:
@@ -193,10 +194,11 @@ def worker(methods: str, path: str, device: str, repeats: int,
 # Driver --------------------------------------------------------------------------
 
 
-def available(method: str, num_edges: int, device: str) -> Optional[str]:
+def available(method: str, num_edges: int, dense_limit: int) -> Optional[str]:
     """None if `method` can run at this size, else why not."""
-    if method in ('dense', 'topomodelx') and num_edges > DENSE_LIMIT:
-        return 'N x N: does not fit'
+    if method in ('dense', 'topomodelx') and num_edges > dense_limit:
+        return ('N x N: does not fit' if dense_limit == DENSE_LIMIT else
+                'N x N: skipped by --quick')
     if method == 'topomodelx':
         try:
             import topomodelx  # noqa: F401
@@ -358,7 +360,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--sizes', type=int, nargs='+', help='target numbers of edges')
     parser.add_argument('--quick', action='store_true',
-                        help=f'sizes {QUICK_SIZES}, 3 repeats')
+                        help=f'sizes {QUICK_SIZES}, 3 repeats, N x N methods only '
+                             f'up to {QUICK_DENSE_LIMIT:,} edges')
     parser.add_argument('--device', default='cpu')
     parser.add_argument('--repeats', type=int, default=None,
                         help='timed repeats after the warm-up (default 5, quick 3)')
@@ -398,7 +401,8 @@ def main() -> None:
             results = {}
             interleave = len([m for m in args.methods if m in INTERLEAVED]) > 1
             for method in args.methods:
-                reason = available(method, num_edges, args.device)
+                reason = available(method, num_edges,
+                                   QUICK_DENSE_LIMIT if args.quick else DENSE_LIMIT)
                 one_step = interleave and method in INTERLEAVED
                 results[method] = dict(skip=reason) if reason else run_worker(
                     method, path, args.device, 1 if one_step else repeats,
