@@ -68,7 +68,7 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Type
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import torch
 import torch.nn.functional as F
@@ -89,8 +89,6 @@ SECTION = 'Table 1: trajectory classification'
 HIDDEN = 4
 HARMONIC = dict(J_harmonic=5, eps=0.9)
 TAPS = dict(J_up=3, J_down=3)
-
-
 MODELS: Dict[str, _common.ModelSpec] = {
     'SAN': _common.ModelSpec(SAN, dict(TAPS, **HARMONIC)),
     'SAN (J_h = 0)': _common.ModelSpec(SAN, dict(TAPS, J_harmonic=0)),
@@ -113,6 +111,7 @@ PAPER = {  # Table 1 of the paper: (synthetic, ocean) per activation
 }
 QUICK = dict(datasets=['synthetic'], models=['SAN', 'SAT', 'SCNN'], activations=['Tanh'],
              seeds=[0], max_epochs=15, num_train=300, num_test=100)
+
 
 @dataclass
 class Split:
