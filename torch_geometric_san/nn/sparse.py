@@ -174,6 +174,9 @@ class SparseOperator:
             index (torch.Tensor): Indices :obj:`[2, nnz]` (source, target).
             weight (torch.Tensor, optional): Values :obj:`[nnz]`.
             num_nodes (int): The number of simplices.
+
+        Returns:
+            SparseOperator: The coalesced operator.
         """
         if not isinstance(index, Tensor) or index.dtype != torch.long:
             raise TypeError(f"expected a torch.long index tensor of shape "
@@ -200,6 +203,7 @@ class SparseOperator:
 
     @property
     def nnz(self) -> int:
+        r"""The number of stored entries."""
         return self.index.size(1)
 
     def neighbourhood(self, self_loops: bool) -> 'SparseOperator':
@@ -324,6 +328,18 @@ def to_index_weight(
     Sparse inputs follow PyG's convention of the *transposed* adjacency
     :obj:`adj_t` (sparse row = target :math:`i`, column = source :math:`j`)
     and carry their own values, so :obj:`weight` must then be :obj:`None`.
+
+    Args:
+        adj (torch.Tensor or SparseTensor): An index :obj:`[2, nnz]` (row 0
+            source, row 1 target), a :class:`torch_sparse.SparseTensor` or a
+            :class:`torch.sparse` tensor.
+        weight (torch.Tensor, optional): The values :obj:`[nnz]` of an index
+            input. (default: :obj:`None`)
+
+    Returns:
+        (torch.Tensor, torch.Tensor or None): The index :obj:`[2, nnz]` and
+        the values :obj:`[nnz]` (floating point), or :obj:`None` where none
+        were given.
     """
     if isinstance(adj, SparseTensor) or is_torch_sparse_tensor(adj):
         if weight is not None:

@@ -325,6 +325,13 @@ class SANConv(MessagePassing):
             return_attention_weights (bool, optional): If set to any value,
                 additionally returns the attention coefficients of the upper
                 and lower branches. (default: :obj:`None`)
+
+        Returns:
+            torch.Tensor or (torch.Tensor, (tuple, tuple)): The output
+            :math:`(N, H F_{out})` or :math:`(B, N, H F_{out})`
+            (:math:`F_{out}` if :obj:`concat=False`); with
+            :obj:`return_attention_weights`, also :obj:`(up, down)` as
+            described under **Shapes**.
         """
         if not isinstance(x, Tensor) or not x.is_floating_point():
             raise TypeError(f"'x' must be a floating-point tensor (got "
@@ -400,6 +407,9 @@ class SANConv(MessagePassing):
 
         Args:
             x (torch.Tensor): Simplex features :math:`(..., N, F_{in})`.
+
+        Returns:
+            Dict[str, List[torch.Tensor]]: The taps of each present branch.
         """
         # One product per tap, so that each comes out contiguous.
         shape = (*x.shape[:-1], self.heads, self.out_channels)

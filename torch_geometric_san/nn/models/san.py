@@ -34,6 +34,12 @@ class SAN(torch.nn.Module):
     The baselines :class:`SAT`, :class:`SCNN`, :class:`SNN` and :class:`SCN`
     are the same network with another layer.
 
+    .. math::
+        \mathbf{Z}^{(l+1)} = \mathrm{dropout}\left(\sigma\left(
+        \mathrm{SANConv}_l\left(\mathbf{Z}^{(l)}\right)\right)\right),
+        \qquad \mathbf{y} = \mathrm{MLP}\left(\mathrm{readout}\left(
+        \mathbf{Z}^{(L)}\right)\right).
+
     Args:
         in_channels (int): Size of each input sample.
         hidden_channels (int): Size of each hidden sample (per head).
@@ -245,20 +251,28 @@ class SAN(torch.nn.Module):
 
 
 class SAT(SAN):
-    r"""The :class:`SAN` network with :class:`SATConv` layers."""
+    r"""The :class:`SAN` network with :class:`~torch_geometric_san.nn.conv.SATConv`
+    layers; it takes the arguments of :class:`SAN` (:obj:`conv_kwargs` go to
+    :class:`~torch_geometric_san.nn.conv.SATConv`)."""
     conv_cls = SATConv
 
 
 class SCNN(SAN):
-    r"""The :class:`SAN` network with :class:`SCNNConv` layers."""
+    r"""The :class:`SAN` network with :class:`~torch_geometric_san.nn.conv.SCNNConv`
+    layers; it takes the arguments of :class:`SAN` (:obj:`conv_kwargs` go to
+    :class:`~torch_geometric_san.nn.conv.SCNNConv`)."""
     conv_cls = SCNNConv
 
 
 class SNN(SAN):
-    r"""The :class:`SAN` network with :class:`SNNConv` layers."""
+    r"""The :class:`SAN` network with :class:`~torch_geometric_san.nn.conv.SNNConv`
+    layers; it takes the arguments of :class:`SAN` (:obj:`conv_kwargs` go to
+    :class:`~torch_geometric_san.nn.conv.SNNConv`)."""
     conv_cls = SNNConv
 
 
 class SCN(SAN):
-    r"""The :class:`SAN` network with :class:`SCNConv` layers."""
+    r"""The :class:`SAN` network with :class:`~torch_geometric_san.nn.conv.SCNConv`
+    layers; it takes the arguments of :class:`SAN` (:obj:`conv_kwargs` go to
+    :class:`~torch_geometric_san.nn.conv.SCNConv`)."""
     conv_cls = SCNConv
