@@ -1,0 +1,25 @@
+"""Runs the tutorials of docs/tutorials (scripts in docs/examples) with small
+arguments, so that the code the documentation shows keeps working."""
+
+
+def test_lift_and_train(load_example):
+    # Predicting zero on the hidden edges gives a relative error of 1.0, the
+    # untrained network about 1.2; 20 epochs bring it to about 0.3.
+    error = load_example('lift_and_train').main(epochs=20, seed=0)
+    assert error < 0.6
+
+
+def test_ocean_drifters(load_example, raw_root):
+    root = raw_root('ocean_drifters', ['dataBuoys.jld2'])
+    # 40 test drifters, two balanced-ish classes; 10 epochs reach about 0.95.
+    accuracy = load_example('ocean_drifters').main(root, epochs=10, seed=0)
+    assert accuracy >= 0.8
+
+
+def test_citation_imputation(load_example, raw_root):
+    root = raw_root('citation_complex',
+                    ['150250_simplices.npy', '150250_cochains.npy'])
+    scores, l1 = load_example('citation_imputation').main(root, order=1, epochs=60, seed=0)
+    # The trained network beats the median it is given on the hidden simplices.
+    assert l1['SAN'] < l1['median']
+    assert scores['SAN'] > scores['median']
