@@ -189,9 +189,11 @@ class RunLog:
         command (str): This invocation's command line.
         device (str): The device, for :func:`machine`.
         args (dict): The parsed arguments, stored with the session.
+        new_session (bool): Whether this invocation is recorded as a session
+            (:obj:`False` for one that only reports the saved runs).
     """
     def __init__(self, path: str, resume: bool, command: str, device: str,
-                 args: Dict[str, Any]):
+                 args: Dict[str, Any], new_session: bool = True):
         self.path = Path(path)
         self.sessions: List[Dict[str, Any]] = []
         self.runs: List[Dict[str, Any]] = []
@@ -202,7 +204,8 @@ class RunLog:
             command=command, machine=machine(device),
             date=datetime.datetime.now().astimezone().isoformat(timespec='seconds'),
             wall_time=0.0, data_time={}, args=args)
-        self.sessions.append(self.session)
+        if new_session:
+            self.sessions.append(self.session)
         self._start = time.perf_counter()
 
     def done(self, **key: Any) -> bool:
@@ -230,6 +233,8 @@ class RunLog:
         return sum(session['wall_time'] for session in self.sessions)
 
     def save(self) -> None:
+        if self.session not in self.sessions:  # a report-only invocation
+            return
         self.session['wall_time'] = time.perf_counter() - self._start
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_suffix('.json.tmp')
@@ -238,11 +243,20 @@ class RunLog:
 
     def header(self) -> str:
         """Markdown lines: the commands, machines, dates and wall times."""
-        lines = [f'Command: `{s["command"]}`  \nMachine: {s["machine"]}  \nDate: '
-                 f'{s["date"]}, wall time {s["wall_time"] / 60:.1f} min'
-                 for s in self.sessions]
+        lines = [f'Command: `{s["command"]}`  \nMachine: {s["machine"]}'
+                 f'{_processes(s["args"])}  \nDate: {s["date"]}, wall time '
+                 f'{s["wall_time"] / 60:.1f} min' for s in self.sessions]
         if len(self.sessions) > 1:
             lines.append(f'Total wall time: {self.wall_time / 60:.1f} min over '
                          f'{len(self.sessions)} invocations (later ones resumed the '
                          f'earlier ones with `--resume`)')
         return '\n\n'.join(lines)
+
+
+def _processes(args: Dict[str, Any]) -> str:
+    # ", N worker processes with T torch thread(s) each" for --workers > 1.
+    workers = args.get('workers') or 1
+    if workers <= 1:
+        return ''
+    threads = args.get('threads') or 1
+    return f'; {workers} worker processes, {threads} torch thread{"s" * (threads > 1)} each'

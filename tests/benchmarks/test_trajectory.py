@@ -63,3 +63,31 @@ def test_ocean_pipeline(trajectory, tmp_path, shared_data):
                            '--output', str(tmp_path / 'out'), '--no-results'])
     check_runs(out['runs'], ['ocean'], ['SAN'])
     assert (tmp_path / 'data' / 'ocean_drifters' / 'raw' / 'dataBuoys.jld2').exists()
+
+
+def test_workers_and_report_only(trajectory, tmp_path):
+    # Two worker processes train the runs; the records match the in-process
+    # ones field by field except the timings (same seeds, same data).
+    common = ['--datasets', 'synthetic', '--models', 'SAN', 'SCNN', *TINY,
+              '--root', str(tmp_path / 'data'), '--no-results']
+    parallel = trajectory.main([*common, '--workers', '2', '--threads', '1',
+                                '--output', str(tmp_path / 'parallel')])
+    serial = trajectory.main([*common, '--threads', '1', '--output', str(tmp_path / 'serial')])
+    check_runs(parallel['runs'], ['synthetic'], ['SAN', 'SCNN'])
+    accuracy = ('model', 'seed', 'epochs', 'best_epoch', 'test_acc_default', 'test_acc_random')
+
+    def key(runs):
+        return sorted(tuple(r[k] for k in accuracy) for r in runs)
+    assert key(parallel['runs']) == key(serial['runs'])
+    assert '2 worker processes, 1 torch thread each' in (
+        tmp_path / 'parallel' / 'trajectory.md').read_text()
+
+    # --report-only trains nothing, adds no session and says what is missing.
+    results = tmp_path / 'results.md'
+    report = trajectory.main(['--datasets', 'synthetic', '--models', 'SAN', 'SCNN', 'SAT',
+                              *TINY, '--output', str(tmp_path / 'serial'),
+                              '--results', str(results), '--report-only'])
+    assert len(report['runs']) == 2 and len(report['sessions']) == 1
+    text = results.read_text()
+    assert '**Partial results:** 1 of the runs' in text and 'synthetic SAT Tanh 0' in text
+    assert 'Targets of the issue' in text
