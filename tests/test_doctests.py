@@ -30,10 +30,12 @@ def test_docstring_examples(name):
 
 @pytest.mark.parametrize('page', PAGES)
 def test_page_examples(page):
-    blocks = PYCON.findall((DOCS / page).read_text())
-    if not blocks:
-        return  # a page without examples
-    test = doctest.DocTestParser().get_doctest('\n'.join(blocks), {}, page, page, 0)
+    text = (DOCS / page).read_text()
     runner = doctest.DocTestRunner(optionflags=OPTIONS)
-    runner.run(test)
+    globs = {}
+    for block in PYCON.finditer(text):
+        lineno = text.count('\n', 0, block.start(1))
+        test = doctest.DocTestParser().get_doctest(block.group(1), {}, page, page, lineno)
+        test.globs = globs  # shared by the blocks of the page
+        runner.run(test, clear_globs=False)
     assert runner.summarize(verbose=False).failed == 0
