@@ -32,10 +32,17 @@ Protocol (the paper's hyper-parameters, and our reading of what it leaves open):
   ones are part of the input) and the honest one (the same fraction over the
   hidden simplices only). Reported as mean +- std over the masks, in %.
 
-Each (order, rate) cell builds its complex and operators once; all masks and
-both models share them. The script prints both tables, writes them with a
-JSON of all runs to ``--output`` and, for a full run, rewrites its block of the
-"Table 2" section of ``docs/results.md`` (command, machine, date, wall time and
+The trainings run order by order and, within an order, mask by mask over
+the rates, so that a stopped run has every rate of its orders for its first
+masks; the operators of each network are built once per order (all rates and
+masks share the complex). A full Table 2 is far beyond one session on a
+2-core CPU (see the estimate on the results page): ``--resume`` continues a
+stopped run and ``--report-only`` writes the tables of what has finished,
+labelled partial, with the masks done per cell.
+
+The script prints both tables, writes them with a JSON of all runs to
+``--output`` and, for a full run, rewrites its block of the "Table 2"
+section of ``docs/results.md`` (command, machine, date, wall time and
 where it went). A full Table 2 is 6 x 5 x 10 x 2 = 600 trainings; use
 ``--orders``, ``--rates``, ``--masks`` and ``--max-epochs`` for a subset, which
 the results say exactly.
@@ -143,35 +150,90 @@ def train_run(name: str, x: Tensor, y: Tensor, known: Tensor, hidden: Tensor,
                 mae_hidden=float((pred - y)[hidden].abs().mean()))
 
 
-def run_cell(order: int, rate: int, args, device: torch.device,
-             log: _common.RunLog) -> None:
-    todo = [(mask, name) for mask in range(args.masks) for name in args.models
-            if not log.done(order=order, rate=rate, mask=mask, model=name,
-                            input_masking=args.input_masking, lr=args.lr)]
-    if not todo:
-        return
-    start = time.perf_counter()
+def load_cell(order: int, rate: int, args, device: torch.device) -> Dict[str, Any]:
+    """The inputs, masks and targets of every mask of one (order, rate) cell."""
     root = Path(args.root) / 'citation_complex'
     _common.provide_raw_files(root / 'raw', list(CitationComplexDataset.urls),
                               _common.shared_data_dir(args.data_root) / 'citation_complex')
     dataset = CitationComplexDataset(str(root), order=order, missing_rate=rate / 100,
                                      num_masks=args.masks, seed=args.mask_seed, log=False)
-    complex = dataset.complex
-    ops = {name: tuple(t.to(device) for t in _common.order_operators(
-        complex, order, scaled=spec.scaled)) for name, spec in MODELS.items()}
-    y = complex.y.view(-1).to(device)
-    inputs = dataset.stacked(f'x_{order}').to(device)
     known, hidden = (dataset.stacked(key).to(device) for key in ('train_mask', 'test_mask'))
-    log.add_data_time(f'order {order}', time.perf_counter() - start)
-    for mask, name in todo:
+    return dict(complex=dataset.complex, y=dataset.complex.y.view(-1).to(device),
+                inputs=dataset.stacked(f'x_{order}').to(device), known=known,
+                hidden=hidden)
+
+
+def tasks_of(args, log: _common.RunLog) -> List[Tuple[int, int, int, str]]:
+    """The (order, mask, rate, model) trainings asked for and not yet in
+    :obj:`log`: order by order, mask by mask, so that a stopped run has every
+    rate of its orders for its first masks."""
+    return [(order, mask, rate, name) for order in args.orders
+            for mask in range(args.masks) for rate in args.rates for name in args.models
+            if not log.done(order=order, rate=rate, mask=mask, model=name,
+                            input_masking=args.input_masking, lr=args.lr)]
+
+
+def run_tasks(tasks: List[Tuple[int, int, int, str]], args, device: torch.device,
+              log: _common.RunLog) -> None:
+    """Trains :obj:`tasks`. The rates of an order share one complex, so the
+    operators of each network are built once per order (the layers of a
+    network then cache them)."""
+    order_ops: Dict[int, Dict[str, _common.Operators]] = {}
+    cells: Dict[Tuple[int, int], Dict[str, Any]] = {}
+    for order, mask, rate, name in tasks:
+        if (order, rate) not in cells:
+            start = time.perf_counter()
+            cells = {key: cell for key, cell in cells.items() if key[0] == order}
+            cells[order, rate] = cell = load_cell(order, rate, args, device)
+            if order not in order_ops:
+                order_ops = {order: {
+                    model: tuple(t.to(device) for t in _common.order_operators(
+                        cell['complex'], order, scaled=spec.scaled))
+                    for model, spec in MODELS.items()}}
+            log.add_data_time(f'order {order}', time.perf_counter() - start)
+        cell = cells[order, rate]
         _common.set_seed(mask)
         desc = f'order {order} {rate}% mask {mask} {variant(name, args.input_masking)}'
         run = dict(order=order, rate=rate, mask=mask,
-                   **train_run(name, inputs[mask], y, known[mask], hidden[mask], ops[name],
-                               args, desc))
+                   **train_run(name, cell['inputs'][mask], cell['y'], cell['known'][mask],
+                               cell['hidden'][mask], order_ops[order][name], args, desc))
         log.add(run)
         print(f'{desc}: {100 * run["acc_all"]:.1f} % all, {100 * run["acc_hidden"]:.1f} '
               f'% hidden, {run["epochs"]} epochs, {run["train_time"]:.0f} s', flush=True)
+
+
+def coverage(runs: List[Dict[str, Any]], args, missing: int) -> str:
+    """What a partial run holds: masks done per (order, rate, model) of this
+    invocation's variant, and the time the rest needs at the measured mean
+    time per training of each (order, model)."""
+    mine = [r for r in runs if r['input_masking'] == args.input_masking
+            and r['lr'] == args.lr]
+    done: Dict[Tuple[int, int, str], int] = defaultdict(int)
+    seconds: Dict[Tuple[int, str], List[float]] = defaultdict(list)
+    for r in mine:
+        done[r['order'], r['rate'], r['model']] += 1
+        seconds[r['order'], r['model']].append(r['train_time'])
+    header = ['Order'] + [f'{rate} %' for rate in args.rates]
+    rows = [[str(order)] + [', '.join(f'{name} {done[order, rate, name]}/{args.masks}'
+                                      for name in args.models) for rate in args.rates]
+            for order in args.orders]
+    rest, unknown = 0.0, 0
+    for order in args.orders:
+        for name in args.models:
+            todo = sum(args.masks - done[order, rate, name] for rate in args.rates)
+            if seconds[order, name]:
+                rest += todo * sum(seconds[order, name]) / len(seconds[order, name])
+            else:
+                unknown += todo
+    estimate = (f'about {rest / 3600:.1f} h of one core at the mean time per training '
+                f'measured so far for each order and model')
+    if unknown:
+        estimate += f', plus {unknown} trainings of orders/models with no finished run yet'
+    return (f'**Partial results:** {missing} of the '
+            f'{len(args.orders) * len(args.rates) * args.masks * len(args.models)} '
+            f'trainings asked for are not done yet ({estimate}). Masks done per cell:\n\n'
+            f'{_common.markdown_table(header, rows)}\n\nFinish with the last command above '
+            f'and `--resume` (it skips the trainings in the JSON).\n\n')
 
 
 def variant(name: str, masking: float, lr: Optional[float] = None) -> str:
@@ -190,6 +252,13 @@ def results_tables(runs: List[Dict[str, Any]]) -> Tuple[str, str]:
     for run in runs:
         cells[run['rate'], (run['model'], run['input_masking'], run['lr']),
               run['order']].append(run)
+    num_masks = len({r['mask'] for r in runs})
+
+    def cell(group: List[Dict[str, Any]], metric: str) -> str:
+        # A cell with fewer masks than the others says how many.
+        n = f' (n = {len(group)})' if 0 < len(group) < num_masks else ''
+        return _common.mean_std(r[metric] for r in group) + n
+
     header = ['Missing', 'Model'] + [f'order {k} (N = {NUM_SIMPLICES[k]})' for k in orders]
     paper_rows, honest_rows = [], []
     for rate in rates:
@@ -199,10 +268,9 @@ def results_tables(runs: List[Dict[str, Any]]) -> Tuple[str, str]:
                     continue
                 label = variant(*v[:2], v[2] if several_lrs else None)
                 paper_rows.append([f'{rate} %', label] + [
-                    _common.mean_std(r['acc_all'] for r in cells[rate, v, k]) for k in orders])
+                    cell(cells[rate, v, k], 'acc_all') for k in orders])
                 honest_rows.append([f'{rate} %', label] + [
-                    _common.mean_std(r['acc_hidden'] for r in cells[rate, v, k])
-                    for k in orders])
+                    cell(cells[rate, v, k], 'acc_hidden') for k in orders])
             if any(v[0] == name for v in variants):
                 paper_rows.append([f'{rate} %', f'{name} (paper)'] + [
                     str(PAPER[name][rate][k]) for k in orders])
@@ -262,6 +330,9 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     parser.add_argument('--resume', action='store_true',
                         help='keep the runs already in <output>/citation.json and skip '
                         'them (resume a stopped run or add cells, masks, variants)')
+    parser.add_argument('--report-only', action='store_true',
+                        help='train nothing: rebuild the tables (and the results page) '
+                        'from the runs in <output>/citation.json, e.g. of a stopped run')
     args = parser.parse_args(argv)
     defaults = QUICK if args.quick else dict(orders=ORDERS, rates=RATES, masks=10,
                                              max_epochs=5000)
@@ -283,11 +354,12 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
     command = 'python benchmarks/citation.py ' + ' '.join(
         sys.argv[1:] if argv is None else argv)
     out = Path(args.output)
-    log = _common.RunLog(out / 'citation.json', args.resume, command, args.device,
-                         vars(args))
-    for order in args.orders:
-        for rate in args.rates:
-            run_cell(order, rate, args, device, log)
+    log = _common.RunLog(out / 'citation.json', args.resume or args.report_only, command,
+                         args.device, vars(args), new_session=not args.report_only)
+    tasks = tasks_of(args, log)
+    if not args.report_only:
+        run_tasks(tasks, args, device, log)
+        tasks = []
     log.save()
 
     paper, honest = results_tables(log.runs)
@@ -296,11 +368,14 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
             f'k-simplices (%), mean ± std over the masks ({", ".join(map(str, masks))}; '
             f'n per cell in the JSON):\n\n{paper}\n\n'
             f'Honest metric: the same over the hidden k-simplices only (%):\n\n{honest}\n')
+    if tasks:
+        text = coverage(log.runs, args, len(tasks)) + text
     print('\n' + text)
     epochs = sorted({(s['args']['max_epochs'], s['args']['patience']) for s in log.sessions})
     block = (f'{log.header()}\n\n(max epochs, early-stopping patience): '
              f'{", ".join(map(str, epochs))}\n\n{text}\nWhere the time went:\n\n'
              f'{timing_table(log.runs, log.data_time())}\n')
+    out.mkdir(parents=True, exist_ok=True)
     (out / 'citation.md').write_text(block)
     print(f'Wall time {log.session["wall_time"]:.0f} s; wrote {out / "citation.md"} and '
           f'{out / "citation.json"}')

@@ -37,3 +37,21 @@ def test_citation_pipeline(citation, tmp_path, shared_data):
     text = results.read_text()
     assert '## Table 2: citation imputation' in text and '| 30 % | SAN (paper) | 75 |' in text
     assert 'Honest metric' in text
+
+
+def test_report_only_labels_partial_results(citation, tmp_path, shared_data):
+    if not (shared_data / 'citation_complex' / '150250_cochains.npy').exists():
+        pytest.skip(f'needs the citation complex files in {shared_data / "citation_complex"}')
+    common = ['--orders', '0', '--max-epochs', '2', '--no-progress',
+              '--root', str(tmp_path / 'data'), '--data-root', str(shared_data),
+              '--output', str(tmp_path / 'out')]
+    first = citation.main([*common, '--rates', '10', '--masks', '1', '--models', 'SAN',
+                           '--no-results'])
+    assert len(first['runs']) == 1
+    results = tmp_path / 'results.md'
+    report = citation.main([*common, '--rates', '10', '20', '--masks', '2',
+                            '--results', str(results), '--report-only'])
+    assert report['runs'] == first['runs'] and len(report['sessions']) == 1
+    text = results.read_text()
+    assert '**Partial results:** 7 of the 8 trainings' in text
+    assert '| 0 | SAN 1/2, SCNN 0/2 | SAN 0/2, SCNN 0/2 |' in text
