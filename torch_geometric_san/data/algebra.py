@@ -91,6 +91,13 @@ def simplex_tree_to_arrays(simplex_tree: gudhi.SimplexTree,
 
     GUDHI only offers a Python iterator over simplices; it is consumed in chunks, so
     the Python lists it yields never hold more than :data:`_CHUNK` simplices at once.
+
+    Args:
+        simplex_tree (gudhi.SimplexTree): The complex (not modified).
+        order (int): The largest order :math:`K` to read.
+
+    Returns:
+        List[numpy.ndarray]: One ``int64`` array per order present, by increasing order.
     """
     flats, lengths = [], []
     simplices = map(itemgetter(0), simplex_tree.get_skeleton(order))
@@ -114,6 +121,10 @@ def simplex_tree_to_arrays(simplex_tree: gudhi.SimplexTree,
 def check_simplex_rows(rows: np.ndarray, k: int) -> None:
     r"""Checks that ``rows`` ``[N_k, k + 1]`` holds k-simplices as ascending vertex ids.
 
+    Args:
+        rows (numpy.ndarray): The k-simplices, shape ``[N_k, k + 1]``.
+        k (int): Their order (named in the error messages).
+
     Raises:
         ValueError: On a negative vertex id, a repeated vertex or a descending pair.
     """
@@ -131,6 +142,11 @@ def check_simplex_rows(rows: np.ndarray, k: int) -> None:
 
 def check_distinct(rows: np.ndarray, k: int, base: int) -> None:
     r"""Checks that the k-simplices in ``rows`` are pairwise distinct.
+
+    Args:
+        rows (numpy.ndarray): The k-simplices, shape ``[N_k, k + 1]``, ascending rows.
+        k (int): Their order.
+        base (int): An upper bound on the vertex ids (see :func:`row_keys`).
 
     Raises:
         ValueError: Naming a duplicated simplex.
@@ -282,6 +298,10 @@ def check_chain_complex(boundaries: Sequence[sp.csc_array]) -> None:
     r"""Checks :math:`\mathbf{1}^\top \mathbf{B}_1 = 0` and
     :math:`\mathbf{B}_k \mathbf{B}_{k+1} = 0`.
 
+    Args:
+        boundaries (Sequence[scipy.sparse.csc_array]): :math:`\mathbf{B}_1, \ldots,
+            \mathbf{B}_K`.
+
     Raises:
         ValueError: Naming the first product that is not zero.
     """
@@ -305,8 +325,13 @@ def largest_eigenvalue(matrix: sp.sparray) -> float:
 
     Dense and exact up to :data:`DENSE_EIGEN_LIMIT` rows, Lanczos
     (:func:`scipy.sparse.linalg.eigsh`, relative tolerance :data:`EIGEN_TOL`, fixed
-    start vector, one BLAS thread) above. Returns ``0.0`` for a matrix without
-    non-zeros.
+    start vector, one BLAS thread) above.
+
+    Args:
+        matrix (scipy.sparse.sparray): A symmetric positive semi-definite matrix.
+
+    Returns:
+        float: :math:`\lambda_{\max}`, or ``0.0`` for a matrix without non-zeros.
     """
     n = matrix.shape[0]
     if matrix.nnz == 0:

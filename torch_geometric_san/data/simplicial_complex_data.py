@@ -75,6 +75,14 @@ class SimplicialComplexData(Data):
     All complexes of a batch need the same attributes, so build them with the same
     order (the ``order`` arguments pad a complex with empty orders).
 
+    Args:
+        **kwargs: The attributes, as for :class:`torch_geometric.data.Data`. Build a
+            complex with :meth:`from_simplices`, :meth:`from_simplex_tree` or
+            :meth:`from_incidence` (or
+            :class:`~torch_geometric_san.transforms.LiftToCliqueComplex`), which compute
+            and check the operators; the plain constructor stores what it is given, as
+            PyG's batching needs.
+
     Example:
         >>> data = SimplicialComplexData.from_simplices([[0, 1, 2]], close=True,
         ...                                             x_1=torch.ones(3, 4))

@@ -28,6 +28,10 @@ def read_citation_raw(simplices_path: str,
     maps them to the indices :math:`0, \ldots, N_k - 1` and the cochain dict
     (same keys) to citation counts.
 
+    Args:
+        simplices_path (str): The ``*_simplices.npy`` file.
+        cochains_path (str): The ``*_cochains.npy`` file.
+
     Returns:
         (list, list): The simplex dicts and the cochain dicts.
     """
@@ -63,8 +67,14 @@ def citation_simplices(
     arrays, in the raw files' index order.
 
     Authors are renumbered by the index of their 0-simplex, so vertex
-    :math:`v` is the author of the :math:`v`-th 0-simplex. :obj:`progress`
-    shows a progress bar over the orders.
+    :math:`v` is the author of the :math:`v`-th 0-simplex.
+
+    Args:
+        simplices (list): The simplex dicts of :func:`read_citation_raw`.
+        cochains (list): The cochain dicts of :func:`read_citation_raw`.
+        max_order (int): The largest order to convert.
+        progress (bool, optional): Show a progress bar over the orders.
+            (default: :obj:`False`)
 
     Returns:
         (list, list, numpy.ndarray): Per order :math:`k`, the
@@ -116,6 +126,12 @@ def imputation_masks(
     mask :math:`m` does not depend on :obj:`num_masks`, and for one
     :obj:`seed` and :math:`m` the hidden set of a lower rate is contained in
     that of a higher rate.
+
+    Args:
+        num_simplices (int): :math:`N`, the number of simplices.
+        missing_rate (float): :math:`r`, the fraction hidden, in :math:`(0, 1)`.
+        num_masks (int): The number of masks.
+        seed (int): The seed.
 
     Returns:
         numpy.ndarray: Boolean, shape :obj:`[num_masks, num_simplices]`,

@@ -32,7 +32,15 @@ __all__ = [
 
 
 def sha256sum(path: str, chunk_size: int = 1 << 20) -> str:
-    """Returns the hexadecimal SHA-256 digest of the file at :obj:`path`."""
+    """Returns the hexadecimal SHA-256 digest of the file at :obj:`path`.
+
+    Args:
+        path (str): The file.
+        chunk_size (int, optional): Bytes read at a time. (default: :obj:`2**20`)
+
+    Returns:
+        str: The digest, 64 lowercase hexadecimal digits.
+    """
     digest = hashlib.sha256()
     with open(path, "rb") as f:
         for chunk in iter(lambda: f.read(chunk_size), b""):
@@ -92,6 +100,10 @@ class RestrictedUnpickler(pickle.Unpickler):
     :class:`frozenset`. Dicts, lists, tuples, strings and numbers need no
     global. Any other global (e.g. ``os.system`` in a tampered file) raises
     :class:`pickle.UnpicklingError` before anything is called.
+
+    Args:
+        file (BinaryIO): The open file, positioned at the pickle; further
+            keyword arguments as for :class:`pickle.Unpickler`.
     """
     def find_class(self, module: str, name: str) -> Any:
         try:
@@ -170,6 +182,16 @@ def fetch_raw_file(url: str, raw_dir: str, filename: str, sha256: str,
     :obj:`raw_dir` and moved into place only once its digest is correct, so a
     failed or interrupted download never leaves a file that looks present.
 
+    Args:
+        url (str): Where to download from.
+        raw_dir (str): The dataset's raw directory.
+        filename (str): The name of the file in :obj:`raw_dir`.
+        sha256 (str): The expected hexadecimal SHA-256 digest.
+        log (bool, optional): Print progress. (default: :obj:`True`)
+
+    Returns:
+        str: The path of the checked file.
+
     Raises:
         RuntimeError: If the download fails (e.g. no network); the message
             names the file to place in :obj:`raw_dir` by hand.
@@ -197,6 +219,10 @@ def atomic_torch_save(obj: Any, path: str) -> None:
     r"""Saves :obj:`obj` with :func:`torch.save` so that :obj:`path` either
     does not exist or holds the complete file: the data go to a temporary
     file in the same directory, which then replaces :obj:`path` atomically.
+
+    Args:
+        obj (Any): What to save.
+        path (str): The target file; its directory is created if needed.
     """
     folder = osp.dirname(osp.abspath(path))
     os.makedirs(folder, exist_ok=True)

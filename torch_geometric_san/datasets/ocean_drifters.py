@@ -73,6 +73,12 @@ def strip_backtracks(path: Sequence[int]) -> List[int]:
     r"""Removes immediate back-and-forth steps from a path, repeatedly:
     ``a b a -> a`` and ``a b c b a -> a``.
 
+    Args:
+        path (Sequence[int]): The vertex path.
+
+    Returns:
+        List[int]: The path without back-and-forth steps.
+
     Example:
         >>> strip_backtracks([1, 2, 3, 4, 3, 4, 5])
         [1, 2, 3, 4, 5]
@@ -90,6 +96,14 @@ def clockwise_label(path: Sequence[int], pos: np.ndarray) -> int:
     r"""Returns 0 if the triangle (island centre, first vertex, last vertex)
     is oriented clockwise and 1 if counter-clockwise, where the island
     centre is :math:`(\bar x - 0.03, \bar y)` over all vertex positions.
+
+    Args:
+        path (Sequence[int]): The vertex path (its first and last vertex are
+            used).
+        pos (numpy.ndarray): Vertex positions, shape :obj:`[N, 2]`.
+
+    Returns:
+        int: The label, 0 (clockwise) or 1 (counter-clockwise).
 
     Raises:
         ValueError: If the three points are collinear.
@@ -115,6 +129,12 @@ def drifter_protocol(
     returns to its first vertex, and label each path with
     :func:`clockwise_label`.
 
+    Args:
+        paths (Sequence[numpy.ndarray]): The raw vertex paths (0-based).
+        pos (numpy.ndarray): Vertex positions, shape :obj:`[N, 2]`.
+        min_length (int, optional): The shortest path kept, in vertices.
+            (default: :obj:`5`)
+
     Returns:
         (list, numpy.ndarray): The kept paths and their labels.
     """
@@ -135,7 +155,17 @@ def train_test_mask(num_items: int, seed: int,
     r"""Returns a boolean training mask with :math:`\mathrm{round}(0.8 n)`
     entries set, shuffled by :class:`numpy.random.RandomState` with
     :obj:`seed`. With :obj:`seed=1` this is the split of the published code
-    (Bodnar et al. 2021)."""
+    (Bodnar et al. 2021).
+
+    Args:
+        num_items (int): :math:`n`, the number of items.
+        seed (int): The seed of the shuffle.
+        train_ratio (float, optional): The fraction of training items.
+            (default: :obj:`0.8`)
+
+    Returns:
+        numpy.ndarray: Boolean, shape :obj:`[n]`, :obj:`True` for training items.
+    """
     num_train = round(num_items * train_ratio)
     mask = np.array([1] * num_train + [0] * (num_items - num_train))
     np.random.RandomState(seed).shuffle(mask)

@@ -38,6 +38,10 @@ def make_holey_triangulation(
     touching one are removed, as are points left in no triangle. Vertices
     are renumbered consecutively in their sampling order.
 
+    Args:
+        num_points (int): Points sampled before cutting the holes.
+        rng (numpy.random.Generator): The random generator.
+
     Returns:
         (numpy.ndarray, numpy.ndarray): The vertex positions, shape
         :obj:`[N, 2]`, and the triangles, shape :obj:`[T, 3]`, rows ascending.

@@ -99,6 +99,9 @@ def reorient_edges(complex: SimplicialComplexData,
     Args:
         complex (SimplicialComplexData): A complex of order at least 1.
         signs (torch.Tensor): :math:`\pm 1` per edge, shape :obj:`[N_1]`.
+
+    Returns:
+        SimplicialComplexData: The re-oriented complex (a new object).
     """
     if not isinstance(signs, Tensor):
         raise TypeError(f"'signs' must be a tensor, not "
@@ -138,6 +141,12 @@ class TrajectoryDataset(SharedComplexDataset):
     operators (vertex ids in :obj:`simplices_1` stay ascending). Bodnar et
     al. draw one orientation per trajectory; one per split keeps one shared
     complex, so all items can also be fed at once as :obj:`[B, N_1, 1]`.
+
+    Args:
+        root (str): Root directory of the dataset.
+        transform (callable, optional): Applied to each item on access.
+        log (bool, optional): Print progress. (default: :obj:`True`)
+        force_reload (bool, optional): Re-process. (default: :obj:`False`)
     """
     @staticmethod
     def _check_choice(name: str, value: str, choices: Tuple[str, ...]) -> str:
