@@ -1,5 +1,4 @@
 import copy
-import doctest
 import io
 import warnings
 
@@ -9,7 +8,7 @@ import scipy.sparse as sp
 import torch
 from torch_geometric.data import InMemoryDataset
 
-from torch_geometric_san.data import SimplicialComplexData, simplicial_complex_data
+from torch_geometric_san.data import SimplicialComplexData
 
 def by_vertices(data):
     r"""The complex in terms of vertex tuples, independent of how simplices are
@@ -27,10 +26,6 @@ def by_vertices(data):
             out[name, k] = {(rows[i], names[k][j]): round(w, 5) for i, j, w in zip(
                 index[0].tolist(), index[1].tolist(), weight.tolist())}
     return out
-
-
-def test_doctests():
-    assert doctest.testmod(simplicial_complex_data).failed == 0
 
 
 def test_from_simplices_matches_from_simplex_tree(random_tree):

@@ -1,4 +1,3 @@
-import doctest
 import itertools
 
 import numpy as np
@@ -9,7 +8,7 @@ from torch_geometric.loader import DataLoader
 from torch_geometric.utils import to_undirected
 
 from torch_geometric_san.data import SimplicialComplexData
-from torch_geometric_san.transforms import LiftToCliqueComplex, lift_to_clique_complex
+from torch_geometric_san.transforms import LiftToCliqueComplex
 
 
 def k4() -> Data:
@@ -34,10 +33,6 @@ def assert_unchanged(graph: Data, before: Data) -> None:
                                        equal_nan=True)
         else:
             assert graph[key] == before[key]
-
-
-def test_doctests():
-    assert doctest.testmod(lift_to_clique_complex).failed == 0
 
 
 def test_k4_lifts_to_4_6_4_1_simplices():
