@@ -183,17 +183,19 @@ def build_model(name: str, act: str, num_edges: int, num_classes: int,
 
 @torch.no_grad()
 def evaluate(model: SAN, x: Tensor, y: Tensor, ops: _common.Operators,
-             batch_size: int) -> Tuple[float, float]:
-    """Mean cross-entropy and accuracy of :obj:`model` on the signals
-    :obj:`x` on one complex."""
+             batch_size: int) -> Tuple[float, float, List[int]]:
+    """Mean cross-entropy, accuracy and the indices of the misclassified
+    signals of :obj:`model` on the signals :obj:`x` on one complex."""
     model.eval()
-    loss = correct = 0.0
+    loss = 0.0
+    wrong: List[Tensor] = []
     for start in range(0, x.size(0), batch_size):
         out = model(x[start:start + batch_size], *ops)
         target = y[start:start + batch_size]
         loss += float(F.cross_entropy(out, target, reduction='sum'))
-        correct += float((out.argmax(-1) == target).sum())
-    return loss / x.size(0), correct / x.size(0)
+        wrong.append((out.argmax(-1) != target).nonzero().view(-1) + start)
+    indices = torch.cat(wrong).tolist()
+    return loss / x.size(0), 1.0 - len(indices) / x.size(0), indices
 
 
 def train_run(name: str, act: str, seed: int, data: Dict[str, Split],
@@ -230,7 +232,7 @@ def train_run(name: str, act: str, seed: int, data: Dict[str, Split],
             loss = F.cross_entropy(model(train.x[batch], *ops), train.y[batch])
             loss.backward()
             optimizer.step()
-        val_loss, val_acc = evaluate(model, x_val, y_val, ops, args.eval_batch_size)
+        val_loss, val_acc, _ = evaluate(model, x_val, y_val, ops, args.eval_batch_size)
         scheduler.step(val_loss)
         bar.set_postfix(val_loss=f'{val_loss:.3f}', val_acc=f'{val_acc:.3f}',
                         lr=f'{optimizer.param_groups[0]["lr"]:.1e}')
@@ -249,9 +251,10 @@ def train_run(name: str, act: str, seed: int, data: Dict[str, Split],
         # they see, and the random orientation has its own.
         tester = build_model(*shape).to(device)
         tester.load_state_dict(stopper.state)
-        _, acc = evaluate(tester, split.x, split.y, split.operators(spec),
-                          args.eval_batch_size)
+        _, acc, wrong = evaluate(tester, split.x, split.y, split.operators(spec),
+                                 args.eval_batch_size)
         record[f'test_acc_{orientation}'] = acc
+        record[f'test_wrong_{orientation}'] = wrong  # misclassified test signals
     record.update(train_time=train_time, test_time=time.perf_counter() - start)
     return record
 

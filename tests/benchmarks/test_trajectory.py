@@ -17,6 +17,8 @@ def check_runs(runs, datasets, models):
         for orientation in ('default', 'random'):
             acc = run[f'test_acc_{orientation}']
             assert 0.0 <= acc <= 1.0 and (acc * 10) == pytest.approx(round(acc * 10))
+            wrong = run[f'test_wrong_{orientation}']
+            assert len(wrong) == round(10 * (1 - acc)) and set(wrong) <= set(range(10))
         if run['model'] == 'SAN (orientation-equivariant)':
             # Equivariant layer, odd activation, invariant readout: the same
             # predictions in any orientation of the test edges.
