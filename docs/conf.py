@@ -33,7 +33,7 @@ napoleon_numpy_docstring = False
 napoleon_custom_sections = ['Shapes']
 autodoc_member_order = 'bysource'
 autodoc_typehints = 'none'  # the types are in the docstrings, as in PyG
-autodoc_default_options = {'members': True, 'show-inheritance': True}
+autodoc_default_options = {'show-inheritance': True}
 autoclass_content = 'class'
 
 # Markdown pages: $...$ math, ::: fences, and anchors for headings (#some-section).

@@ -55,6 +55,16 @@ class LiftToCliqueComplex(BaseTransform):
         self.dtype = dtype
 
     def forward(self, data: Data) -> SimplicialComplexData:
+        r"""Lifts :obj:`data` (also run by calling the transform).
+
+        Args:
+            data (torch_geometric.data.Data): A graph with :obj:`edge_index`
+                :obj:`[2, E]` (or none) and optional :obj:`x` :obj:`[N_0, F_0]`,
+                :obj:`edge_attr` :obj:`[E, F_1]` and other attributes; not modified.
+
+        Returns:
+            SimplicialComplexData: Its clique complex of order :obj:`max_order`.
+        """
         if not isinstance(data, Data):
             raise TypeError(f"LiftToCliqueComplex expects a torch_geometric.data.Data, "
                             f"not {type(data).__name__}")
