@@ -35,7 +35,8 @@ class Net(torch.nn.Module):
         super().__init__()
         # Edge flows are oriented: orientation_equivariant=True lets the
         # layers use the signs of the Laplacians (see "SAN in five minutes").
-        kwargs = dict(J_up=2, J_down=2, J_harmonic=2, orientation_equivariant=True, bias=False)
+        kwargs = dict(J_up=2, J_down=2, J_harmonic=2, orientation_equivariant=True,
+                      bias=False)
         self.conv1 = SANConv(in_channels, hidden_channels, **kwargs)
         self.conv2 = SANConv(hidden_channels, 1, **kwargs)
 
@@ -55,7 +56,8 @@ def main(epochs=150, seed=0):
     pos, edge_index = random_geometric_graph(200, 0.12, generator)
     phi = torch.sin(4 * pos[:, 0]) + torch.cos(3 * pos[:, 1])
     src, dst = edge_index
-    graph = Data(pos=pos, edge_index=edge_index, edge_attr=(phi[dst] - phi[src]).view(-1, 1),
+    graph = Data(pos=pos, edge_index=edge_index,
+                 edge_attr=(phi[dst] - phi[src]).view(-1, 1),
                  num_nodes=pos.size(0))
 
     # 2. Lift it: every k + 1 clique becomes a k-simplex. edge_attr becomes
@@ -100,7 +102,8 @@ def main(epochs=150, seed=0):
     model.eval()
     with torch.no_grad():
         pred = model(inputs(known), *ops)
-    error = ((pred[hidden] - flow[hidden]).pow(2).sum() / flow[hidden].pow(2).sum()).item()
+    error = (pred[hidden] - flow[hidden]).pow(2).sum() / flow[hidden].pow(2).sum()
+    error = error.item()
     print(f'relative squared error on the {int(hidden.sum())} hidden edges: {error:.3f}')
     return error
 

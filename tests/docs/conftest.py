@@ -13,7 +13,8 @@ SHARED_DATA = Path(os.environ.get('TGSAN_SHARED_DATA', REPO.parent / 'shared' / 
 
 
 def _load_example(name: str):
-    spec = importlib.util.spec_from_file_location(f'tutorial_{name}', EXAMPLES / f'{name}.py')
+    spec = importlib.util.spec_from_file_location(f'tutorial_{name}',
+                                                  EXAMPLES / f'{name}.py')
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

@@ -27,8 +27,8 @@ def public_objects():
     for name in MODULES:
         module = importlib.import_module(name)
         for attr, obj in vars(module).items():
-            if (not attr.startswith('_') and (inspect.isclass(obj) or inspect.isfunction(obj))
-                    and obj.__module__ == name):
+            defined = inspect.isclass(obj) or inspect.isfunction(obj)
+            if defined and not attr.startswith('_') and obj.__module__ == name:
                 out[f'{name}.{attr}'] = obj
     return out
 
@@ -43,7 +43,8 @@ def module_members(module, option):
     if not names:  # all members: __all__, or what the module defines
         names = getattr(module, '__all__', None) or [
             attr for attr, obj in vars(module).items()
-            if not attr.startswith('_') and getattr(obj, '__module__', None) == module.__name__
+            if not attr.startswith('_')
+            and getattr(obj, '__module__', None) == module.__name__
         ]
     return [getattr(module, n) for n in names]
 
@@ -69,7 +70,8 @@ def test_every_public_object_is_in_the_api_reference():
     documented = documented_objects()
     missing = [name for name, obj in public_objects().items()
                if not any(obj is doc for doc in documented)]
-    assert missing == []
+    assert missing == [], (f'add these to the API reference (an autoclass or autofunction '
+                           f'entry in docs/api/*.rst): {missing}')
 
 
 @pytest.mark.parametrize('name', sorted(public_objects()))
@@ -83,7 +85,8 @@ def test_docstring_sections(name):
     except ValueError:
         params = []
     if params and not (inspect.isclass(obj) and function is object.__init__):
-        assert 'Args:' in doc or 'arguments of' in doc, f'{name} does not describe its arguments'
+        assert 'Args:' in doc or 'arguments of' in doc, \
+            f'{name} does not describe its arguments'
     if inspect.isfunction(obj) and inspect.signature(obj).return_annotation is not None:
         assert re.search(r'^(Returns|Yields):', doc, re.MULTILINE), \
             f'{name} does not describe what it returns'
