@@ -70,8 +70,8 @@ def test_every_public_object_is_in_the_api_reference():
     documented = documented_objects()
     missing = [name for name, obj in public_objects().items()
                if not any(obj is doc for doc in documented)]
-    assert missing == [], (f'add these to the API reference (an autoclass or autofunction '
-                           f'entry in docs/api/*.rst): {missing}')
+    assert missing == [], ('add these to the API reference (an autoclass or '
+                           f'autofunction entry in docs/api/*.rst): {missing}')
 
 
 @pytest.mark.parametrize('name', sorted(public_objects()))
