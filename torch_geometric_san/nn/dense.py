@@ -1,8 +1,9 @@
-r"""A dense formulation of :class:`~torch_geometric_san.nn.SANConv`.
+r"""A dense formulation of :class:`~torch_geometric_san.nn.conv.SANConv`.
 
 :func:`dense_san_conv` evaluates the equations of the paper with
 :math:`N \times N` matrices (explicit attention matrices, explicit matrix
-powers), using the parameters of a :class:`SANConv`. It allocates
+powers), using the parameters of a
+:class:`~torch_geometric_san.nn.conv.SANConv`. It allocates
 :math:`O(N^2)` memory and :math:`O(N^3)` time, so it is meant only as an
 independent reference for tests and as the dense baseline of
 ``benchmarks/scaling.py``, never for training.

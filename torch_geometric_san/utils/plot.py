@@ -62,7 +62,7 @@ def plot_complex(
     (:obj:`signal_style="widths"`: width proportional to the absolute value,
     colour by the signed value). Attention weights over pairs of
     :obj:`attention_order`-simplices (e.g. the coefficients returned by
-    :class:`~torch_geometric_san.nn.SANConv` with
+    :class:`~torch_geometric_san.nn.conv.SANConv` with
     :obj:`return_attention_weights=True`) are drawn as segments between the
     barycentres of the two simplices, with opacity proportional to the
     weight.

@@ -19,7 +19,8 @@ READOUTS: Dict[str, Callable[..., Tensor]] = {
 
 
 class SAN(torch.nn.Module):
-    r"""A Simplicial Attention Network: a stack of :class:`SANConv` layers on
+    r"""A Simplicial Attention Network: a stack of
+    :class:`~torch_geometric_san.nn.conv.SANConv` layers on
     the :math:`k`-simplices of a complex (:obj:`order` :math:`= k`), each
     followed by an activation and dropout, and optionally a readout that pools
     the simplices of each complex (sum, mean or max), or concatenates their
@@ -185,7 +186,8 @@ class SAN(torch.nn.Module):
             x (torch.Tensor or SimplicialComplexData): The simplex features
                 :math:`(N, F_{in})` or :math:`(B, N, F_{in})` (:math:`B`
                 signals on one complex), with the operators as further
-                arguments (see :meth:`SANConv.forward`); or a (batched)
+                arguments (see
+                :meth:`~torch_geometric_san.nn.conv.SANConv.forward`); or a (batched)
                 :class:`~torch_geometric_san.data.SimplicialComplexData`, whose
                 :obj:`x_k` and order-:math:`k` operators are read.
             batch (torch.Tensor, optional): The complex of each simplex
