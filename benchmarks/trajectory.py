@@ -407,7 +407,28 @@ def target_checks(runs: List[Dict[str, Any]]) -> str:
                      f'{worst[1]}' + (f'; over 2 points: ' + ', '.join(
                          f'{DATASETS[d].lower()} {a} {g:.1f}' for (d, a), g in far.items())
                          if far else '') + ')')
+    always = always_wrong(runs)
+    for name, indices in always.items():
+        run = next(r for r in runs if r['dataset'] == name and r['test_acc_default'] < 1)
+        size = round(len(run['test_wrong_default']) / (1 - run['test_acc_default']))
+        lines.append(f'- Test signals of {DATASETS[name].lower()} misclassified by every '
+                     f'run of every model (default orientation): {indices} of {size}, '
+                     f'so no run reached more than {100 * (1 - len(indices) / size):.1f} %')
     return '\n'.join(lines)
+
+
+def always_wrong(runs: List[Dict[str, Any]]) -> Dict[str, List[int]]:
+    """Per dataset, the test signals (indices in the test split) that every
+    run misclassified in the default orientation (none for a dataset whose
+    runs do not record them)."""
+    out: Dict[str, List[int]] = {}
+    for name in DATASETS:
+        sets = [set(r['test_wrong_default']) for r in runs
+                if r['dataset'] == name and 'test_wrong_default' in r]
+        common = sorted(set.intersection(*sets)) if sets else []
+        if common:
+            out[name] = common
+    return out
 
 
 def timing_table(runs: List[Dict[str, Any]], data_time: Dict[str, float]) -> str:
@@ -539,8 +560,9 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
              f'time):\n\n{timing_table(log.runs, log.data_time())}\n')
     out.mkdir(parents=True, exist_ok=True)
     (out / 'trajectory.md').write_text(block)
-    print(f'Wall time {log.session["wall_time"]:.0f} s; wrote {out / "trajectory.md"} '
-          f'and {out / "trajectory.json"}')
+    done = (f'Reported {len(log.runs)} runs' if args.report_only else
+            f'Wall time {log.session["wall_time"]:.0f} s')
+    print(f'{done}; wrote {out / "trajectory.md"} and {out / "trajectory.json"}')
     if args.results:
         _common.write_results(args.results, SECTION, 'trajectory.py', block)
         print(f'Updated {args.results}')
