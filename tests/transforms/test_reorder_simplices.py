@@ -1,0 +1,192 @@
+import numpy as np
+import pytest
+import scipy.spatial
+import torch
+from torch_geometric.data import Batch, Data
+from torch_geometric.loader import DataLoader
+from torch_geometric.utils import erdos_renyi_graph
+
+from torch_geometric_san.data import SimplicialComplexData
+from torch_geometric_san.nn import SANConv
+from torch_geometric_san.transforms import (LiftToCliqueComplex, ReorderSimplices,
+                                            reorder_simplices)
+
+OPERATORS = ('boundary', 'down', 'up', 'hodge')
+
+
+def delaunay(num_points: int = 40, seed: int = 0) -> SimplicialComplexData:
+    rng = np.random.default_rng(seed)
+    points = rng.random((num_points, 2))
+    triangles = np.sort(scipy.spatial.Delaunay(points).simplices, axis=1)
+    data = SimplicialComplexData.from_simplices(triangles, close=True,
+                                                dtype=torch.float64)
+    data.x_1 = torch.from_numpy(rng.standard_normal((data.num_simplices(1), 3)))
+    data.x_2 = torch.from_numpy(rng.standard_normal((data.num_simplices(2), 2)))
+    data.edge_mask = torch.from_numpy(rng.random(data.num_simplices(1)) < 0.5)
+    data.pos = torch.from_numpy(points)
+    data.y = torch.tensor([1])
+    return data
+
+
+def clique(seed: int = 0) -> SimplicialComplexData:
+    torch.manual_seed(seed)
+    graph = Data(edge_index=erdos_renyi_graph(12, 0.6), num_nodes=12)
+    return LiftToCliqueComplex(max_order=3, dtype=torch.float64)(graph)
+
+
+def dense(index, weight, rows, cols):
+    return torch.sparse_coo_tensor(index.flip(0), weight, (rows, cols)).to_dense()
+
+
+def permutation_matrix(perm):
+    return torch.eye(perm.numel(), dtype=torch.float64)[perm]
+
+
+def snapshot(data):
+    return {key: value.clone() if torch.is_tensor(value) else value
+            for key, value in data.items()}
+
+
+@pytest.mark.parametrize('make', [delaunay, clique])
+def test_operators_are_permuted(make):
+    data = make()
+    out, perms = reorder_simplices(data)
+    assert torch.equal(perms[0], torch.arange(data.num_nodes))
+    P = [permutation_matrix(p) for p in perms]
+    for k in range(data.order + 1):
+        n = data.num_simplices(k)
+        assert sorted(perms[k].tolist()) == list(range(n))
+        if k >= 1:
+            assert torch.equal(out[f'simplices_{k}'], data[f'simplices_{k}'][perms[k]])
+        for name in OPERATORS:
+            if name == 'boundary' and k == 0:
+                continue
+            # [target, source]: B_k^T for the boundary (faces to simplices).
+            sources = data.num_simplices(k - 1) if name == 'boundary' else n
+            before = dense(*getattr(data, name if name == 'boundary' else
+                                    f'{name}_laplacian')(k), n, sources)
+            after_index, after_weight = getattr(
+                out, name if name == 'boundary' else f'{name}_laplacian')(k)
+            right = P[k - 1] if name == 'boundary' else P[k]
+            torch.testing.assert_close(dense(after_index, after_weight, n, sources),
+                                       P[k] @ before @ right.T, rtol=0, atol=0)
+            # Stored sorted by target, then source, as the constructors store it.
+            key = after_index[1] * sources + after_index[0]
+            assert bool((key[1:] > key[:-1]).all())
+
+
+@pytest.mark.parametrize('make', [delaunay, clique])
+def test_same_complex_as_built_from_the_reordered_simplices(make):
+    data = make()
+    out = ReorderSimplices()(data)
+    rebuilt = SimplicialComplexData.from_simplices(
+        [out[f'simplices_{k}'] for k in range(1, data.order + 1)],
+        num_nodes=data.num_nodes, dtype=torch.float64)
+    for k in range(data.order + 1):
+        for name in OPERATORS[1:]:
+            index, weight = getattr(out, f'{name}_laplacian')(k)
+            index_r, weight_r = getattr(rebuilt, f'{name}_laplacian')(k)
+            assert torch.equal(index, index_r)
+            torch.testing.assert_close(weight, weight_r)
+        if k >= 1:
+            assert torch.equal(out.boundary(k)[0], rebuilt.boundary(k)[0])
+            assert torch.equal(out.boundary(k)[1], rebuilt.boundary(k)[1])
+
+
+def test_features_and_attributes_move_with_their_simplices():
+    data = delaunay()
+    before = snapshot(data)
+    out, perms = reorder_simplices(data, attrs={'edge_mask': 1})
+    assert torch.equal(out.x_1, data.x_1[perms[1]])
+    assert torch.equal(out.x_2, data.x_2[perms[2]])
+    assert torch.equal(out.edge_mask, data.edge_mask[perms[1]])
+    assert torch.equal(out.pos, data.pos) and torch.equal(out.y, data.y)
+    assert out.num_nodes == data.num_nodes
+    # The input is not modified.
+    after = snapshot(data)
+    assert sorted(after) == sorted(before)
+    for key, value in before.items():
+        assert torch.equal(after[key], value) if torch.is_tensor(value) else \
+            after[key] == value
+    # Without attrs, other attributes are copied unchanged.
+    assert torch.equal(ReorderSimplices()(data).edge_mask, data.edge_mask)
+
+
+def test_hodge_index_keeps_sharing_the_up_or_down_index():
+    data = delaunay()
+    assert data.hodge_index_0 is data.up_index_0
+    assert data.hodge_index_2 is data.down_index_2
+    out = ReorderSimplices()(data)
+    assert out.hodge_index_0 is out.up_index_0
+    assert out.hodge_index_2 is out.down_index_2
+
+
+@pytest.mark.parametrize('harmonic', [None, 0, 3])
+def test_san_conv_outputs_are_permuted(harmonic):
+    data = delaunay(60, seed=1)
+    out, perms = reorder_simplices(data)
+    torch.manual_seed(0)
+    conv = SANConv(3, 4, J_up=2, J_down=2, J_harmonic=harmonic, heads=2).double()
+
+    def run(complex):
+        ops = [t for name in ('up', 'down', 'hodge')
+               for t in getattr(complex, f'{name}_laplacian')(1)]
+        return conv(complex.x_1, *ops, return_attention_weights=True)
+
+    (y, (up, down)), (y_new, (up_new, down_new)) = run(data), run(out)
+    torch.testing.assert_close(y_new, y[perms[1]])
+    # The attention coefficients are those of the renumbered pairs.
+    inverse = torch.empty_like(perms[1])
+    inverse[perms[1]] = torch.arange(perms[1].numel())
+    for (index, alpha), (index_new, alpha_new) in ((up, up_new), (down, down_new)):
+        n = data.num_simplices(1)
+        old = dense(inverse[index], alpha[:, 0], n, n)
+        torch.testing.assert_close(dense(index_new, alpha_new[:, 0], n, n), old)
+
+
+def test_locality_shrinks_the_spread_of_the_laplacian():
+    # Random points: edges numbered lexicographically by random vertex ids, so
+    # neighbours lie O(N) rows apart; along the locality order O(sqrt(N)).
+    data = delaunay(2000, seed=2)
+    out = ReorderSimplices()(data)
+
+    def spread(index):
+        return (index[0] - index[1]).abs().double().mean()
+
+    assert spread(out.hodge_index_1) < spread(data.hodge_index_1) / 4
+
+
+def test_reordered_complexes_batch():
+    items = [ReorderSimplices()(delaunay(20 + i, seed=i)) for i in range(3)]
+    batch = next(iter(DataLoader(items, batch_size=3)))
+    for k in range(3):
+        assert batch.num_simplices(k) == sum(item.num_simplices(k) for item in items)
+    with pytest.raises(TypeError, match='before batching'):
+        ReorderSimplices()(batch)
+
+
+def test_complex_without_edges_is_copied():
+    data = SimplicialComplexData.from_simplices([[0], [1], [2]], x_0=torch.ones(3, 1))
+    out, perms = reorder_simplices(data)
+    assert out is not data and torch.equal(out.x_0, data.x_0)
+    assert torch.equal(perms[0], torch.arange(3))
+    padded = SimplicialComplexData.from_simplices([[0, 1, 2]], close=True, order=3)
+    out = ReorderSimplices()(padded)
+    assert out.num_simplices(3) == 0 and out.num_simplices(2) == 1
+
+
+def test_bad_input():
+    data = delaunay()
+    with pytest.raises(TypeError, match='SimplicialComplexData'):
+        ReorderSimplices()(Data(num_nodes=3))
+    with pytest.raises(TypeError, match='attrs must be a dict'):
+        ReorderSimplices(attrs=['edge_mask'])
+    with pytest.raises(ValueError, match='int >= 1'):
+        ReorderSimplices(attrs={'pos': 0})
+    with pytest.raises(ValueError, match="'edge_mask' must be a tensor with N_2"):
+        ReorderSimplices(attrs={'edge_mask': 2})(data)
+    with pytest.raises(ValueError, match="'missing' must be a tensor"):
+        ReorderSimplices(attrs={'missing': 1})(data)
+    with pytest.raises(ValueError, match='of order 3 but the complex has order 2'):
+        ReorderSimplices(attrs={'edge_mask': 3})(data)
+    assert not isinstance(data, Batch)
