@@ -48,7 +48,10 @@ def _spmm(ptr: Tensor, col: Tensor, t_ptr: Tensor, t_col: Tensor, t_perm: Tensor
     # values of the transpose, for the backward.
     if col.numel() == 0:
         return x.new_zeros(ptr.numel() - 1, x.size(1))
-    return _csr(ptr, col, value, x.size(0)) @ x
+    # Into a fresh output with beta = 0: `A @ x` would zero an output, multiply
+    # into a second one and copy it over (two extra passes over [N, F]).
+    out = x.new_empty(ptr.numel() - 1, x.size(1))
+    return torch.addmm(out, _csr(ptr, col, value, x.size(0)), x, beta=0.0, out=out)
 
 
 @_spmm.register_fake
