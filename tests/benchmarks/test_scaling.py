@@ -1,0 +1,61 @@
+"""The scaling benchmark: its verdicts on given rows, and a small end-to-end run
+(no timing assertions)."""
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.benchmarks.conftest import load_script
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def scaling():
+    return load_script('scaling')
+
+
+def row(num_edges, order, san_ms, gat_ms, peak_mb=100.0, reorder_s=None):
+    return dict(num_edges=num_edges, order=order, nnz='', reorder_s=reorder_s,
+                results=dict(san=dict(ms=san_ms, peak_mb=peak_mb),
+                             gat=dict(ms=gat_ms, peak_mb=peak_mb)))
+
+
+def test_linearity_is_judged_on_the_locality_order(scaling):
+    # Random order: time per edge x4 (superlinear); locality order: x1.5.
+    rows = []
+    for edges, grow_random, grow_local in ((10_000, 1, 1), (100_000, 2, 1.2),
+                                           (1_000_000, 4, 1.5)):
+        rows.append(row(edges, 'random', edges * 1e-3 * grow_random, edges * 2e-3))
+        rows.append(row(edges, 'locality', edges * 1e-3 * grow_local, edges * 2e-3,
+                        peak_mb=5000.0, reorder_s=0.5))
+    text = scaling.targets(rows)
+    local, random = [line for line in text.splitlines() if 'time per edge' in line]
+    assert 'locality order (the target is judged on this order' in local
+    assert 'max/min 1.50' in local and local.endswith('linear (time per edge '
+                                                      'within 2x)')
+    assert 'random order (as built, for reference)' in random
+    assert 'max/min 4.00' in random and ': NOT linear' in random
+    assert 'SANConv / GATConv (same order) at most 2.00' in text
+    assert "(locality order): 5,000 MB: NOT met" in text
+    assert "(random order): 100 MB: met" in text
+    assert 'ReorderSimplices at 1,000,000 edges: 0.50 s' in text
+    table = scaling.table(rows)
+    assert '| 1,000,000 | locality |  | 0.50 | 1,500.0 | — | 2,000.0 |' in table
+
+
+def test_scaling_benchmark_runs_both_orders(tmp_path):
+    results = tmp_path / 'results.md'
+    results.write_text('# Results\n\n## Other\n\nkept\n')
+    command = [sys.executable, str(REPO / 'benchmarks' / 'scaling.py'), '--sizes',
+               '200', '--methods', 'san', 'gat', '--repeats', '1', '--threads', '1',
+               '--results', str(results), '--plot', str(tmp_path / 'scaling.png')]
+    run = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    text = results.read_text()
+    assert '## Other\n\nkept' in text and '## Scaling' in text
+    assert (tmp_path / 'scaling.png').stat().st_size > 0
+    rows = [line for line in text.splitlines() if line.startswith('| 1')]
+    assert [line.split('|')[2].strip() for line in rows] == ['random', 'locality']
+    assert 'ReorderSimplices' in text
