@@ -74,6 +74,10 @@ INTERLEAVED = ('san', 'san_rebuilt', 'gat')
 # user run it), with GATConv as its baseline; every method runs on the first.
 ORDERS = ('random', 'locality')
 LOCALITY_METHODS = ('san', 'gat')
+# --keep-freed-memory: glibc serves every allocation from its heap and never
+# hands freed memory back, so that tensors above its mmap threshold (32 MB at
+# most) are not mapped afresh, and page-faulted, at every step.
+KEEP_FREED_MEMORY = {'MALLOC_MMAP_MAX_': '0', 'MALLOC_TRIM_THRESHOLD_': str(2**40)}
 # Largest number of edges for the N x N methods (about 16 float32 N x N
 # matrices live at once in the dense formulation and in TopoModelX).
 DENSE_LIMIT = 12_000
@@ -227,14 +231,16 @@ def available(method: str, num_edges: int, dense_limit: int) -> Optional[str]:
 
 
 def run_worker(method: str, path: str, device: str, repeats: int,
-               timeout: float, threads: Optional[int] = None) -> Dict:
+               timeout: float, threads: Optional[int] = None,
+               keep_freed_memory: bool = False) -> Dict:
     command = [sys.executable, os.path.abspath(__file__), '--worker', method, path,
                '--device', device, '--repeats', str(repeats)]
     if threads:
         command += ['--threads', str(threads)]
+    env = dict(os.environ, **(KEEP_FREED_MEMORY if keep_freed_memory else {}))
     try:
         result = subprocess.run(command, capture_output=True, text=True,
-                                timeout=timeout)
+                                timeout=timeout, env=env)
     except subprocess.TimeoutExpired:
         return dict(error=f'timeout ({timeout:.0f} s)')
     if result.returncode != 0:
@@ -437,12 +443,12 @@ def measure(data, methods: List[str], tmp: str, args, repeats: int,
         one_step = interleave and method in INTERLEAVED
         results[method] = dict(skip=reason) if reason else run_worker(
             method, path, args.device, 1 if one_step else repeats, args.timeout,
-            args.threads)
+            args.threads, args.keep_freed_memory)
     # The fast methods: peak memory above (one step), times round-robin.
     light = [m for m in methods if m in INTERLEAVED and 'peak_mb' in results[m]]
     if interleave and light:
         times = run_worker(','.join(light), path, args.device, repeats, args.timeout,
-                           args.threads)
+                           args.threads, args.keep_freed_memory)
         for method in light:
             if method in times:
                 results[method].update(times[method])
@@ -468,6 +474,12 @@ def main() -> None:
                         help='torch CPU threads per measurement (default: '
                              "torch's); 1 avoids the stalls of parallel regions "
                              'on a machine shared with other jobs')
+    parser.add_argument('--keep-freed-memory', action='store_true',
+                        help='run the measurements with glibc malloc keeping freed '
+                             'memory (' + ', '.join(f'{k}={v}' for k, v in
+                                                    KEEP_FREED_MEMORY.items())
+                             + '): large tensors are then not page-faulted afresh '
+                               'at every step (default: the plain environment)')
     parser.add_argument('--timeout', type=float, default=1800,
                         help='seconds per measurement')
     parser.add_argument('--plot', default='benchmarks/scaling.png')
@@ -523,7 +535,12 @@ def main() -> None:
             f'Machine: {machine(args.device)}, {threads_used(args.threads)} torch '
             'thread(s) per measurement  \n'
             f'Date: {datetime.date.today().isoformat()}; load average before the run '
-            f'{load:.2f}, after {os.getloadavg()[0]:.2f}\n\n'
+            f'{load:.2f}, after {os.getloadavg()[0]:.2f}  \n'
+            'Allocator: ' + ('glibc malloc keeping freed memory (' + ', '.join(
+                f'`{k}={v}`' for k, v in KEEP_FREED_MEMORY.items()) + ')'
+                             if args.keep_freed_memory else
+                             'the plain environment (glibc malloc defaults)')
+            + '\n\n'
             f'One layer, F = {CHANNELS}, J_u = J_d = 2, J_h = 5, one head, on the '
             'edges of Delaunay 2-complexes; forward + backward, median of the '
             f'{repeats} repeats after a warm-up (SANConv and GATConv timed '
