@@ -458,6 +458,32 @@ def timing_table(runs: List[Dict[str, Any]], data_time: Dict[str, float]) -> str
          'Testing (s)', 'Share (%)'], rows)
 
 
+def remaining(log: _common.RunLog, tasks: List[Tuple[str, str, str, int]]) -> str:
+    """The time the missing :obj:`tasks` need at the mean run time measured
+    for each (dataset, model) so far, in worker time and in wall time with the
+    workers of the last session."""
+    seconds: Dict[Tuple[str, str], List[float]] = defaultdict(list)
+    for run in log.runs:
+        seconds[run['dataset'], run['model']].append(run['train_time'] + run['test_time'])
+    rest, unknown = 0.0, 0
+    for name, model, _, _ in tasks:
+        if seconds[name, model]:
+            rest += sum(seconds[name, model]) / len(seconds[name, model])
+        else:
+            unknown += 1
+    workers = max(1, log.sessions[-1]['args'].get('workers') or 1) if log.sessions else 1
+    done = sum(s['wall_time'] for s in log.sessions)
+    text = (f'at the mean time per run measured so far for each dataset and model '
+            f'{"the others" if unknown else "they"} need about {rest / 60:.0f} min of run '
+            f'time, i.e. about {rest / workers / 60:.0f} min of wall time with {workers} '
+            f'worker(s), for a whole run of about {(done + rest / workers) / 60:.0f} min '
+            f'on this machine')
+    if unknown:
+        text += (f', not counting {unknown} runs of datasets/models with no finished run '
+                 f'yet')
+    return text + '.'
+
+
 def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--quick', action='store_true',
@@ -546,9 +572,10 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
             f'n per cell where it has fewer); "default" / "random": orientation of the '
             f'test edges (training always in the default orientation).\n\n{table}\n')
     if tasks:
-        text = (f'**Partial results:** {len(tasks)} of the runs asked for are not done '
-                f'yet (first missing: {" ".join(map(str, tasks[0]))}); finish with the '
-                f'last command above and `--resume`.\n\n' + text)
+        text = (f'**Partial results:** {len(tasks)} of the '
+                f'{len(tasks) + len(log.runs)} runs asked for are not done yet (first '
+                f'missing: {" ".join(map(str, tasks[0]))}); {remaining(log, tasks)} '
+                f'Finish with the last command above and `--resume`.\n\n' + text)
     targets = target_checks(log.runs)
     print('\n' + text + '\nTargets of the issue:\n' + targets)
     busy = sum(r['train_time'] + r['test_time'] for r in log.runs) + sum(
