@@ -377,8 +377,9 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
              f'{timing_table(log.runs, log.data_time())}\n')
     out.mkdir(parents=True, exist_ok=True)
     (out / 'citation.md').write_text(block)
-    print(f'Wall time {log.session["wall_time"]:.0f} s; wrote {out / "citation.md"} and '
-          f'{out / "citation.json"}')
+    done = (f'Reported {len(log.runs)} trainings' if args.report_only else
+            f'Wall time {log.session["wall_time"]:.0f} s')
+    print(f'{done}; wrote {out / "citation.md"} and {out / "citation.json"}')
     if args.results:
         _common.write_results(args.results, SECTION, 'citation.py', block)
         print(f'Updated {args.results}')
