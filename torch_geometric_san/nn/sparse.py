@@ -65,6 +65,12 @@ def _sddmm(ptr: Tensor, col: Tensor, t_ptr: Tensor, t_col: Tensor, t_perm: Tenso
     # <a_i, b_j> for every entry (i, j) of the pattern, in its order.
     if col.numel() == 0:
         return a.new_zeros(0)
+    if a.device.type == 'cpu' and 1 < a.size(1) < 8:
+        # The CPU kernel is several times slower for 2-7 features than for 8
+        # (measured: 7 ms at 4 features, 1.2 ms at 8, on 370k entries); zero
+        # columns leave the products unchanged.
+        pad = (0, 8 - a.size(1))
+        a, b = torch.nn.functional.pad(a, pad), torch.nn.functional.pad(b, pad)
     pattern = _csr(ptr, col, a.new_zeros(col.numel()), b.size(0))
     return torch.sparse.sampled_addmm(pattern, a, b.t(), beta=0.0).values()
 
