@@ -13,6 +13,7 @@ import random
 import re
 import shutil
 import statistics
+import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -203,7 +204,7 @@ class RunLog:
         self.session: Dict[str, Any] = dict(
             command=command, machine=machine(device),
             date=datetime.datetime.now().astimezone().isoformat(timespec='seconds'),
-            wall_time=0.0, data_time={}, args=args)
+            commit=git_commit(), wall_time=0.0, data_time={}, args=args)
         if new_session:
             self.sessions.append(self.session)
         self._start = time.perf_counter()
@@ -245,12 +246,28 @@ class RunLog:
         """Markdown lines: the commands, machines, dates and wall times."""
         lines = [f'Command: `{s["command"]}`  \nMachine: {s["machine"]}'
                  f'{_processes(s["args"])}  \nDate: {s["date"]}, wall time '
-                 f'{s["wall_time"] / 60:.1f} min' for s in self.sessions]
+                 f'{s["wall_time"] / 60:.1f} min'
+                 + (f', commit {s["commit"]}' if s.get('commit') else '')
+                 for s in self.sessions]
         if len(self.sessions) > 1:
             lines.append(f'Total wall time: {self.wall_time / 60:.1f} min over '
                          f'{len(self.sessions)} invocations (later ones resumed the '
                          f'earlier ones with `--resume`)')
         return '\n\n'.join(lines)
+
+
+def git_commit() -> Optional[str]:
+    """The repository's commit (short hash, ``+changes`` when the tree
+    differs from it), or :obj:`None` outside a git checkout."""
+    try:
+        run = [subprocess.run(['git', *cmd], cwd=REPO, capture_output=True, text=True,
+                              timeout=30) for cmd in (['rev-parse', '--short', 'HEAD'],
+                                                      ['status', '--porcelain', '-uno'])]
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if run[0].returncode != 0:
+        return None
+    return run[0].stdout.strip() + ('+changes' if run[1].stdout.strip() else '')
 
 
 def _processes(args: Dict[str, Any]) -> str:
