@@ -45,10 +45,10 @@ Protocol (the paper's hyper-parameters, and our reading of what it leaves open):
   of shape [B, N_1, 1]; the operators are built once per split and cached by
   the layers). The paper gives no batch size (the authors' released code has
   only a disabled ocean snippet, one trajectory per step); the time of an
-  epoch hardly depends on it (synthetic flow, SAN, one thread: 2.7 s at 32,
-  2.4 s at 128, 3.6 s at the full 800, measured on a busy machine): the
-  cost is per signal, in the attention of each signal's own coefficients;
-  the validation split is one forward call per epoch;
+  epoch hardly depends on it (synthetic flow, SAN, one thread: about the
+  same at 32 and 128, a third more for the full 800 in one batch): the cost
+  is per signal, in the attention coefficients of each signal; the
+  validation split is one forward call per epoch;
 * dropout 0.6 on the layer's output and in the readout MLP; 5 seeds (0-4)
   per (model, activation); a seed fixes the initialisation, dropout, the
   validation split and the batch order.
