@@ -33,7 +33,6 @@ import json
 import math
 import os
 import platform
-import re
 import resource
 import statistics
 import subprocess
@@ -47,6 +46,9 @@ import scipy.optimize
 import scipy.spatial
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / 'benchmarks'))
+
+import _report  # noqa: E402
 
 FULL_SIZES = [10**3, 3 * 10**3, 10**4, 3 * 10**4, 10**5, 3 * 10**5, 10**6]
 QUICK_SIZES = [10**3, 10**4, 10**5]
@@ -152,34 +154,6 @@ def available(method: str) -> Optional[str]:
     return None
 
 
-def markdown_table(header: List[str], rows: List[List[str]]) -> str:
-    lines = [header, ['---'] * len(header)] + rows
-    return '\n'.join('| ' + ' | '.join(line) + ' |' for line in lines)
-
-
-def machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open('/proc/cpuinfo') as f:
-            cpu = re.search(r'model name\s*:\s*(.*)', f.read()).group(1)
-    except (OSError, AttributeError):
-        pass
-    return f'{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}'
-
-
-def write_section(path: str, title: str, body: str) -> None:
-    r"""Replaces the section ``## <title>`` of the markdown file :obj:`path` (up to
-    the next ``## `` heading), or appends it; the rest of the file is kept."""
-    text = Path(path).read_text() if os.path.exists(path) else '# Results\n'
-    section = f'## {title}\n\n{body.strip()}\n\n'
-    pattern = re.compile(rf'^## {re.escape(title)}\n.*?(?=^## |\Z)', re.S | re.M)
-    if pattern.search(text):
-        text = pattern.sub(lambda _: section, text)
-    else:
-        text = text.rstrip('\n') + '\n\n' + section
-    Path(path).write_text(text.rstrip('\n') + '\n')
-
-
 def gb(value: Optional[float]) -> str:
     return '-' if value is None else f'{value / 1e9:.2f}'
 
@@ -213,7 +187,7 @@ def table(rows: List[Dict], device: str) -> str:
         else:
             cells.append('-')
         lines.append(cells)
-    return markdown_table(header, lines)
+    return _report.markdown_table(header, lines)
 
 
 def verdicts(rows: List[Dict]) -> str:
@@ -297,7 +271,7 @@ def main() -> None:
         versions = _versions()
         block = (
             f'Command: `{command.strip()}` ({datetime.date.today().isoformat()}).\n'
-            f'Machine: {machine()}; {versions}.\n\n'
+            f'Machine: {_report.cpu_name()}; {versions}.\n\n'
             f'Random geometric graphs in the unit square, mean degree about {DEGREE}, '
             f'lifted to clique 2-complexes. "ours" is `LiftToCliqueComplex(max_order=2)` '
             f'to a complete `SimplicialComplexData` (B_1, B_2, lower/upper/normalised '
@@ -309,7 +283,7 @@ def main() -> None:
             f'system time; the 1-minute load average was {load[0]:.1f} at the start and '
             f'{load[1]:.1f} at the end (other jobs share the cores; wall times grow with '
             f'it).\n\n{text}\n\n{summary}\n')
-        write_section(args.results, 'Lifting', block)
+        _report.replace_section(args.results, 'Lifting', block)
         print(f'\nwrote {args.results}')
 
 
@@ -323,7 +297,7 @@ def _versions() -> str:
             out.append(f'{name} {metadata.version(name)}')
         except metadata.PackageNotFoundError:
             pass
-    return ', '.join(out)
+    return ', '.join(out + [f'Python {platform.python_version()}'])
 
 
 if __name__ == '__main__':

@@ -42,8 +42,6 @@ import argparse
 import datetime
 import json
 import os
-import platform
-import re
 import resource
 import statistics
 import subprocess
@@ -59,6 +57,9 @@ import scipy.spatial
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import _report  # noqa: E402
 
 CHANNELS = 32
 LAYER = dict(J_up=2, J_down=2, J_harmonic=5, eps=0.9, heads=1)
@@ -399,29 +400,11 @@ def plot(rows: List[Dict], path: str, device: str) -> None:
 def machine(device: str) -> str:
     if device.startswith('cuda'):
         return torch.cuda.get_device_name(torch.device(device))
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open('/proc/cpuinfo') as f:
-            cpu = re.search(r'model name\s*:\s*(.*)', f.read()).group(1)
-    except (OSError, AttributeError):
-        pass
-    return f'{cpu}, {os.cpu_count()} cores, torch {torch.__version__}'
+    return f'{_report.cpu_name()}, torch {torch.__version__}'
 
 
 def threads_used(threads: Optional[int]) -> int:
     return threads or torch.get_num_threads()
-
-
-def write_results(path: str, section: str) -> None:
-    """Replaces (or appends) the '## Scaling' section of `path`."""
-    text = open(path).read() if os.path.exists(path) else '# Results\n'
-    pattern = re.compile(r'^## Scaling\n.*?(?=^## |\Z)', re.S | re.M)
-    if pattern.search(text):
-        text = pattern.sub(lambda _: section, text)
-    else:
-        text = text.rstrip('\n') + '\n\n' + section
-    with open(path, 'w') as f:
-        f.write(text)
 
 
 def measure(data, methods: List[str], tmp: str, args, repeats: int,
@@ -530,7 +513,6 @@ def main() -> None:
         print(f'\nplot: {args.plot}')
     if args.results:
         section = (
-            '## Scaling\n\n'
             f'Command: `{command.strip()}`  \n'
             f'Machine: {machine(args.device)}, {threads_used(args.threads)} torch '
             'thread(s) per measurement  \n'
@@ -556,7 +538,7 @@ def main() -> None:
             'only. The linear-time target is judged on the locality order, the '
             'layer as the package lets a user run it on a large complex; the '
             'random-order times stay in the table.\n\n' + markdown + '\n\n')
-        write_results(args.results, section)
+        _report.replace_section(args.results, 'Scaling', section)
 
 
 if __name__ == '__main__':
