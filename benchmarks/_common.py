@@ -14,6 +14,7 @@ import re
 import shutil
 import statistics
 import subprocess
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +28,10 @@ from torch import Tensor
 from torch_geometric_san.data import SimplicialComplexData
 from torch_geometric_san.data.algebra import largest_eigenvalue
 from torch_geometric_san.nn.models import SAN
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _report  # noqa: E402
+from _report import markdown_table  # noqa: E402,F401 (the scripts' tables)
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -126,27 +131,12 @@ def mean_std(values: Iterable[float], scale: float = 100.0, digits: int = 1) -> 
     return f'{statistics.fmean(values):.{digits}f} ± {std:.{digits}f}'
 
 
-def markdown_table(header: List[str], rows: List[List[str]]) -> str:
-    """A GitHub markdown table."""
-    lines = ['| ' + ' | '.join(header) + ' |',
-             '|' + '|'.join(' --- ' for _ in header) + '|']
-    lines += ['| ' + ' | '.join(row) + ' |' for row in rows]
-    return '\n'.join(lines)
-
-
 def machine(device: str) -> str:
     """The accelerator or CPU model, the number of cores and the versions."""
-    if device.startswith('cuda'):
-        name = torch.cuda.get_device_name(torch.device(device))
-    else:
-        name = platform.processor() or platform.machine()
-        try:
-            with open('/proc/cpuinfo') as f:
-                name = re.search(r'model name\s*:\s*(.*)', f.read()).group(1)
-        except (OSError, AttributeError):
-            pass
-    return (f'{name}, {os.cpu_count()} cores, {torch.get_num_threads()} torch '
-            f'threads, torch {torch.__version__}, Python {platform.python_version()}')
+    name = (torch.cuda.get_device_name(torch.device(device))
+            if device.startswith('cuda') else _report.cpu_name())
+    return (f'{name}, {torch.get_num_threads()} torch threads, torch '
+            f'{torch.__version__}, Python {platform.python_version()}')
 
 
 def write_results(path: str, title: str, key: str, block: str) -> None:
