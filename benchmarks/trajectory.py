@@ -407,7 +407,7 @@ def target_checks(runs: List[Dict[str, Any]]) -> str:
         lines.append(f'- {model} keeps the random test orientation within 2 points '
                      f'of the default one: {verdict(not far)} (largest gap '
                      f'{abs(gaps[worst]):.1f} points: {DATASETS[worst[0]].lower()}, '
-                     f'{worst[1]}' + (f'; over 2 points: ' + ', '.join(
+                     f'{worst[1]}' + ('; over 2 points: ' + ', '.join(
                          f'{DATASETS[d].lower()} {a} {g:.1f}' for (d, a), g in far.items())
                          if far else '') + ')')
     always = always_wrong(runs)
@@ -581,7 +581,9 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
                 f'missing: {" ".join(map(str, tasks[0]))}); {remaining(log, tasks)} '
                 f'Finish with the last command above and `--resume`.\n\n' + text)
     targets = target_checks(log.runs)
-    print('\n' + text + '\nTargets of the issue:\n' + targets)
+    scope = (' (this --quick subset is not the full protocol: the verdicts say nothing '
+             'about Table 1)' if args.quick else '')
+    print('\n' + text + f'\nTargets of the issue{scope}:\n' + targets)
     busy = sum(r['train_time'] + r['test_time'] for r in log.runs) + sum(
         log.data_time().values())
     block = (f'{log.header()}\n\n{text}\nTargets of the issue (on the means above):'
