@@ -4,6 +4,7 @@ formatting, machine description and the results page.
 
 Not part of the package: the scripts import it from their own directory.
 """
+import argparse
 import copy
 import datetime
 import json
@@ -137,6 +138,50 @@ def machine(device: str) -> str:
             if device.startswith('cuda') else _report.cpu_name())
     return (f'{name}, {torch.get_num_threads()} torch threads, torch '
             f'{torch.__version__}, Python {platform.python_version()}')
+
+
+def add_run_arguments(parser: argparse.ArgumentParser, name: str, resume: str) -> None:
+    """The output, results-page and run-log options shared by the experiment scripts;
+    :obj:`name` names their files (``<output>/<name>.json``), :obj:`resume` says what
+    ``--resume`` can add."""
+    parser.add_argument('--output', default=str(REPO / 'benchmarks' / 'out'),
+                        help=f'directory of {name}.md and {name}.json')
+    parser.add_argument('--results', default=None,
+                        help='results page to update (default: docs/results.md for a '
+                        'full run, none with --quick)')
+    parser.add_argument('--no-results', action='store_true',
+                        help='do not update any results page')
+    parser.add_argument('--no-progress', action='store_true')
+    parser.add_argument('--resume', action='store_true',
+                        help=f'keep the runs already in <output>/{name}.json and skip '
+                        f'them (resume a stopped run or add {resume})')
+    parser.add_argument('--report-only', action='store_true',
+                        help='train nothing: rebuild the tables (and the results page) '
+                        f'from the runs in <output>/{name}.json, e.g. of a stopped run')
+
+
+def finish_args(args: argparse.Namespace, quick: Dict[str, Any],
+                full: Dict[str, Any]) -> argparse.Namespace:
+    """Fills the options left unset from :obj:`quick` or :obj:`full` (by
+    ``--quick``) and the results page: ``docs/results.md`` for a full run."""
+    for key, value in (quick if args.quick else full).items():
+        if getattr(args, key) is None:
+            setattr(args, key, value)
+    if args.results is None and not args.quick:
+        args.results = str(REPO / 'docs' / 'results.md')
+    if args.no_results:
+        args.results = None
+    return args
+
+
+def open_run_log(args: argparse.Namespace, name: str,
+                 argv: Optional[Sequence[str]]) -> 'RunLog':
+    """The run log ``<output>/<name>.json`` of this invocation (continued with
+    ``--resume`` or ``--report-only``; a report adds no session)."""
+    command = f'python benchmarks/{name}.py ' + ' '.join(
+        sys.argv[1:] if argv is None else argv)
+    return RunLog(Path(args.output) / f'{name}.json', args.resume or args.report_only,
+                  command, args.device, vars(args), new_session=not args.report_only)
 
 
 def write_results(path: str, title: str, key: str, block: str) -> None:

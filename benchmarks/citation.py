@@ -320,30 +320,9 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     parser.add_argument('--data-root',
                         help='where the raw files are looked up if missing from the root '
                         '(default: $TGSAN_SHARED_DATA or ../shared/data)')
-    parser.add_argument('--output', default=str(_common.REPO / 'benchmarks' / 'out'),
-                        help='directory of citation.md and citation.json')
-    parser.add_argument('--results', default=None,
-                        help='results page to update (default: docs/results.md for a '
-                        'full run, none with --quick)')
-    parser.add_argument('--no-results', action='store_true')
-    parser.add_argument('--no-progress', action='store_true')
-    parser.add_argument('--resume', action='store_true',
-                        help='keep the runs already in <output>/citation.json and skip '
-                        'them (resume a stopped run or add cells, masks, variants)')
-    parser.add_argument('--report-only', action='store_true',
-                        help='train nothing: rebuild the tables (and the results page) '
-                        'from the runs in <output>/citation.json, e.g. of a stopped run')
-    args = parser.parse_args(argv)
-    defaults = QUICK if args.quick else dict(orders=ORDERS, rates=RATES, masks=10,
-                                             max_epochs=5000)
-    for key, value in defaults.items():
-        if getattr(args, key) is None:
-            setattr(args, key, value)
-    if args.results is None and not args.quick:
-        args.results = str(_common.REPO / 'docs' / 'results.md')
-    if args.no_results:
-        args.results = None
-    return args
+    _common.add_run_arguments(parser, 'citation', 'cells, masks, variants')
+    return _common.finish_args(parser.parse_args(argv), QUICK, dict(
+        orders=ORDERS, rates=RATES, masks=10, max_epochs=5000))
 
 
 def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
@@ -351,11 +330,8 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
     if args.threads:
         torch.set_num_threads(args.threads)
     device = torch.device(args.device)
-    command = 'python benchmarks/citation.py ' + ' '.join(
-        sys.argv[1:] if argv is None else argv)
     out = Path(args.output)
-    log = _common.RunLog(out / 'citation.json', args.resume or args.report_only, command,
-                         args.device, vars(args), new_session=not args.report_only)
+    log = _common.open_run_log(args, 'citation', argv)
     tasks = tasks_of(args, log)
     if not args.report_only:
         run_tasks(tasks, args, device, log)

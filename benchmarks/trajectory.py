@@ -522,44 +522,18 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     parser.add_argument('--data-root',
                         help='where the raw ocean drifters file is looked up if missing '
                         'from the root (default: $TGSAN_SHARED_DATA or ../shared/data)')
-    parser.add_argument('--output', default=str(_common.REPO / 'benchmarks' / 'out'),
-                        help='directory of trajectory.md and trajectory.json')
-    parser.add_argument('--results', default=None,
-                        help='results page to update (default: docs/results.md for a '
-                        'full run, none with --quick)')
-    parser.add_argument('--no-results', action='store_true',
-                        help='do not update any results page')
-    parser.add_argument('--no-progress', action='store_true')
-    parser.add_argument('--resume', action='store_true',
-                        help='keep the runs already in <output>/trajectory.json and '
-                        'skip them (resume a stopped run or add models/seeds)')
-    parser.add_argument('--report-only', action='store_true',
-                        help='train nothing: rebuild the tables (and the results page) '
-                        'from the runs in <output>/trajectory.json, e.g. of a stopped run')
-    args = parser.parse_args(argv)
-    defaults = QUICK if args.quick else dict(
+    _common.add_run_arguments(parser, 'trajectory', 'models/seeds')
+    return _common.finish_args(parser.parse_args(argv), QUICK, dict(
         datasets=list(DATASETS), models=list(MODELS), activations=list(ACTIVATIONS),
-        seeds=list(range(5)), max_epochs=300, num_train=None, num_test=None)
-    for key, value in defaults.items():
-        if getattr(args, key) is None:
-            setattr(args, key, value)
-    if args.results is None and not args.quick:
-        args.results = str(_common.REPO / 'docs' / 'results.md')
-    if args.no_results:
-        args.results = None
-    return args
+        seeds=list(range(5)), max_epochs=300, num_train=None, num_test=None))
 
 
 def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
     args = parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
-    command = 'python benchmarks/trajectory.py ' + ' '.join(
-        sys.argv[1:] if argv is None else argv)
     out = Path(args.output)
-    log = _common.RunLog(out / 'trajectory.json', args.resume or args.report_only,
-                         command, args.device, vars(args),
-                         new_session=not args.report_only)
+    log = _common.open_run_log(args, 'trajectory', argv)
     # Seed by seed, so that a stopped run has every cell for its first seeds.
     tasks = [(name, model, act, seed) for seed in args.seeds for name in args.datasets
              for model in args.models for act in args.activations
