@@ -184,6 +184,22 @@ def open_run_log(args: argparse.Namespace, name: str,
                   command, args.device, vars(args), new_session=not args.report_only)
 
 
+def publish(args: argparse.Namespace, log: 'RunLog', section: str, block: str,
+            unit: str) -> None:
+    """Writes :obj:`block` beside the run log (``<name>.md``) and, unless
+    ``--no-results``, into :obj:`section` of the results page; :obj:`unit` names
+    the log's records in the printed summary."""
+    markdown = log.path.with_suffix('.md')
+    markdown.parent.mkdir(parents=True, exist_ok=True)
+    markdown.write_text(block)
+    done = (f'Reported {len(log.runs)} {unit}' if args.report_only else
+            f'Wall time {log.session["wall_time"]:.0f} s')
+    print(f'{done}; wrote {markdown} and {log.path}')
+    if args.results:
+        write_results(args.results, section, f'{log.path.stem}.py', block)
+        print(f'Updated {args.results}')
+
+
 def write_results(path: str, title: str, key: str, block: str) -> None:
     """Puts :obj:`block` into the section ``## <title>`` of the markdown file
     :obj:`path`, between the markers ``<!-- <key>: begin -->`` and

@@ -330,7 +330,6 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
     if args.threads:
         torch.set_num_threads(args.threads)
     device = torch.device(args.device)
-    out = Path(args.output)
     log = _common.open_run_log(args, 'citation', argv)
     tasks = tasks_of(args, log)
     if not args.report_only:
@@ -351,14 +350,7 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
     block = (f'{log.header()}\n\n(max epochs, early-stopping patience): '
              f'{", ".join(map(str, epochs))}\n\n{text}\nWhere the time went:\n\n'
              f'{timing_table(log.runs, log.data_time())}\n')
-    out.mkdir(parents=True, exist_ok=True)
-    (out / 'citation.md').write_text(block)
-    done = (f'Reported {len(log.runs)} trainings' if args.report_only else
-            f'Wall time {log.session["wall_time"]:.0f} s')
-    print(f'{done}; wrote {out / "citation.md"} and {out / "citation.json"}')
-    if args.results:
-        _common.write_results(args.results, SECTION, 'citation.py', block)
-        print(f'Updated {args.results}')
+    _common.publish(args, log, SECTION, block, 'trainings')
     return dict(sessions=log.sessions, runs=log.runs, tables=(paper, honest))
 
 

@@ -532,7 +532,6 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
     args = parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
-    out = Path(args.output)
     log = _common.open_run_log(args, 'trajectory', argv)
     # Seed by seed, so that a stopped run has every cell for its first seeds.
     tasks = [(name, model, act, seed) for seed in args.seeds for name in args.datasets
@@ -565,14 +564,7 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
              f'several worker processes they add up to more than the wall time: '
              f'{busy / 60:.1f} min of run time in {log.wall_time / 60:.1f} min of wall '
              f'time):\n\n{timing_table(log.runs, log.data_time())}\n')
-    out.mkdir(parents=True, exist_ok=True)
-    (out / 'trajectory.md').write_text(block)
-    done = (f'Reported {len(log.runs)} runs' if args.report_only else
-            f'Wall time {log.session["wall_time"]:.0f} s')
-    print(f'{done}; wrote {out / "trajectory.md"} and {out / "trajectory.json"}')
-    if args.results:
-        _common.write_results(args.results, SECTION, 'trajectory.py', block)
-        print(f'Updated {args.results}')
+    _common.publish(args, log, SECTION, block, 'runs')
     return dict(sessions=log.sessions, runs=log.runs, table=table)
 
 
