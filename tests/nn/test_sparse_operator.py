@@ -27,6 +27,21 @@ def test_matmul_and_sddmm_match_dense():
     assert torch.allclose(op.sddmm(a, x), expected)
 
 
+def test_grouped_products_match_each_group_alone():
+    dense, index, _ = random_operator(seed=2)
+    op = SparseOperator.from_index(index, None, 7)
+    value = torch.randn(op.nnz, 3, dtype=torch.float64, requires_grad=True)
+    x = torch.randn(7, 2, 3, dtype=torch.float64, requires_grad=True)  # [N, F, G]
+    a = torch.randn(7, 2, 3, dtype=torch.float64)
+    out, score = op.matmul_grouped(value, x), op.sddmm_grouped(a, x)
+    assert out.shape == (7, 2, 3) and score.shape == (op.nnz, 3)
+    for g in range(3):
+        assert torch.allclose(out[:, :, g], op.matmul(value[:, g], x[:, :, g]))
+        assert torch.allclose(score[:, g], op.sddmm(a[:, :, g], x[:, :, g]))
+    assert torch.autograd.gradcheck(op.matmul_grouped, (value, x))
+    assert torch.autograd.gradcheck(op.sddmm_grouped, (a.requires_grad_(), x))
+
+
 def test_gradients_and_double_backward():
     _, index, weight = random_operator(seed=1)
     op = SparseOperator.from_index(index, weight, 7)

@@ -304,6 +304,25 @@ class SparseOperator:
         \rangle` for every entry :math:`(i, j)`, returned as :obj:`[nnz]`."""
         return _sddmm(*self._structure(), a, b)
 
+    def matmul_grouped(self, value: Tensor, x: Tensor) -> Tensor:
+        r"""The products of :math:`G` operators with this pattern, each with
+        its own entries, :obj:`value` :obj:`[nnz, G]`, and its own features,
+        :obj:`x` :obj:`[N, F, G]` (groups last), returned as :obj:`[N, F, G]`.
+        Computed by gathering the source rows and summing them per target,
+        which beats :meth:`expand` for one or two features per group."""
+        src, dst = self.index
+        n, width = x.size(0), x[0].numel()
+        msg = x.reshape(n, width).index_select(0, src).view(-1, *x.shape[1:])
+        msg = msg * value.unsqueeze(1)
+        return msg.new_zeros(x.shape).index_add_(0, dst, msg)
+
+    def sddmm_grouped(self, a: Tensor, b: Tensor) -> Tensor:
+        r"""The sampled products :math:`\langle \mathbf{a}_i, \mathbf{b}_j
+        \rangle` of every entry :math:`(i, j)` and group, from :obj:`a` and
+        :obj:`b` :obj:`[N, F, G]`, returned as :obj:`[nnz, G]`."""
+        src, dst = self.index
+        return (a.index_select(0, dst) * b.index_select(0, src)).sum(dim=1)
+
     def __repr__(self) -> str:
         return (f"{self.__class__.__name__}(num_nodes={self.num_nodes}, "
                 f"nnz={self.nnz}, weighted={self.weight is not None})")

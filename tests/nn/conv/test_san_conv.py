@@ -26,12 +26,15 @@ def make_conv(in_channels=3, out_channels=4, **kwargs):
     return SANConv(in_channels, out_channels, **kwargs).double()
 
 
+# Input channels below the output channels: the layer propagates the input and
+# applies the filter weights after; above: Horner's rule on the filter taps.
 @pytest.mark.parametrize('config', CONFIGS)
 @pytest.mark.parametrize('fuse', [True, False])
-def test_matches_dense_equations(kit, config, fuse):
+@pytest.mark.parametrize('in_channels', [3, 6])
+def test_matches_dense_equations(kit, config, fuse, in_channels):
     data = kit.delaunay(14, seed=1)
-    x = torch.randn(data.num_simplices(1), 3, dtype=torch.float64)
-    conv = make_conv(**config)
+    x = torch.randn(data.num_simplices(1), in_channels, dtype=torch.float64)
+    conv = make_conv(in_channels, **config)
     conv.fuse = fuse  # False: PyG's gather/scatter path through message()
     out = conv(x, *kit.operators(data, 1))
     expected = dense_san_conv(conv, x, *kit.dense_operators(data, 1))
@@ -208,12 +211,17 @@ def test_batch_of_two_complexes_equals_each_alone(kit):
     assert torch.allclose(out, alone, atol=1e-12)
 
 
-@pytest.mark.parametrize('config', [CONFIGS[1], CONFIGS[5], CONFIGS[7]])
-def test_batched_signals_equal_separate_runs(kit, config):
+# 1 or 2 input channels below 4 output channels: the signals and heads are
+# propagated side by side (SparseOperator.matmul_grouped); 3: block-diagonal
+# operator on the input; 6: on the filter taps.
+@pytest.mark.parametrize('config', [CONFIGS[0], CONFIGS[1], CONFIGS[4], CONFIGS[5],
+                                    CONFIGS[7]])
+@pytest.mark.parametrize('in_channels', [1, 2, 3, 6])
+def test_batched_signals_equal_separate_runs(kit, config, in_channels):
     data = kit.delaunay(12, seed=6)
     ops = kit.operators(data, 1)
-    x = torch.randn(4, data.num_simplices(1), 3, dtype=torch.float64)
-    conv = make_conv(**config)
+    x = torch.randn(4, data.num_simplices(1), in_channels, dtype=torch.float64)
+    conv = make_conv(in_channels, **config)
     attention = conv.attention is not None or None
     result = conv(x, *ops, return_attention_weights=attention)
     out = result[0] if isinstance(result, tuple) else result
@@ -232,11 +240,14 @@ def test_batched_signals_equal_separate_runs(kit, config):
     dict(J_up=2, J_down=1, J_harmonic=1, orientation_equivariant=True),
     dict(J_up=2, J_down=2, J_harmonic=0, attention=None),
 ])
-def test_gradcheck(kit, config):
+@pytest.mark.parametrize('shape', [(), (2, )])  # (2, ): two signals, one channel
+def test_gradcheck(kit, config, shape):
     data = kit.delaunay(7, seed=7)
     ops = kit.operators(data, 1)
-    x = torch.randn(data.num_simplices(1), 2, dtype=torch.float64, requires_grad=True)
-    conv = make_conv(2, 2, cached=True, **config)
+    in_channels = 1 if shape else 2
+    x = torch.randn(*shape, data.num_simplices(1), in_channels, dtype=torch.float64,
+                    requires_grad=True)
+    conv = make_conv(in_channels, 2, cached=True, **config)
     params = tuple(conv.parameters())
 
     def fn(x, *params):
