@@ -136,7 +136,7 @@ def machine(device: str) -> str:
     """The accelerator or CPU model, the number of cores and the versions."""
     name = (torch.cuda.get_device_name(torch.device(device))
             if device.startswith('cuda') else _report.cpu_name())
-    return (f'{name}, {torch.get_num_threads()} torch threads, torch '
+    return (f'{name}, {torch.get_num_threads()} torch thread(s) per process, torch '
             f'{torch.__version__}, Python {platform.python_version()}')
 
 

@@ -530,8 +530,8 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
 
 def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
     args = parse_args(argv)
-    if args.threads:
-        torch.set_num_threads(args.threads)
+    if args.threads or args.workers > 1:  # the workers' threads, for the log too
+        torch.set_num_threads(args.threads or 1)
     log = _common.open_run_log(args, 'trajectory', argv)
     # Seed by seed, so that a stopped run has every cell for its first seeds.
     tasks = [(name, model, act, seed) for seed in args.seeds for name in args.datasets
