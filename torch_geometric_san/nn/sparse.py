@@ -311,17 +311,24 @@ class SparseOperator:
         Computed by gathering the source rows and summing them per target,
         which beats :meth:`expand` for one or two features per group."""
         src, dst = self.index
-        n, width = x.size(0), x[0].numel()
-        msg = x.reshape(n, width).index_select(0, src).view(-1, *x.shape[1:])
-        msg = msg * value.unsqueeze(1)
-        return msg.new_zeros(x.shape).index_add_(0, dst, msg)
+        n, features, groups = x.shape
+        msg = x.reshape(n, features * groups).index_select(0, src)
+        # One feature: [nnz, G] products, without broadcasting (nor, in the
+        # backward, summing) over a feature dimension of size 1.
+        msg = (msg * value if features == 1 else
+               msg.view(-1, features, groups) * value.unsqueeze(1))
+        out = msg.new_zeros(n, *msg.shape[1:]).index_add_(0, dst, msg)
+        return out.view(x.shape)
 
     def sddmm_grouped(self, a: Tensor, b: Tensor) -> Tensor:
         r"""The sampled products :math:`\langle \mathbf{a}_i, \mathbf{b}_j
         \rangle` of every entry :math:`(i, j)` and group, from :obj:`a` and
         :obj:`b` :obj:`[N, F, G]`, returned as :obj:`[nnz, G]`."""
         src, dst = self.index
-        return (a.index_select(0, dst) * b.index_select(0, src)).sum(dim=1)
+        if a.size(1) == 1:
+            a, b = a.squeeze(1), b.squeeze(1)
+        product = a.index_select(0, dst) * b.index_select(0, src)
+        return product if product.dim() == 2 else product.sum(dim=1)
 
     def __repr__(self) -> str:
         return (f"{self.__class__.__name__}(num_nodes={self.num_nodes}, "

@@ -379,7 +379,7 @@ class SANConv(MessagePassing):
                 else:
                     out_branch, alpha = self._attention_branch(branch, op, x)
                     weights = (op.index, alpha if batched else alpha[0])
-                out = out_branch if out is None else out + out_branch
+                out = out_branch if out is None else out.add_(out_branch)
             elif op is not None and self.attention is not None:
                 weights = (op.index, x.new_zeros((B, 0, H) if batched else (0, H)))
             attention_weights.append(weights)
@@ -390,7 +390,7 @@ class SANConv(MessagePassing):
             else:
                 out_branch = self._fixed_branch('harmonic', ops.harmonic, x,
                                                 hops=self.J_harmonic)
-            out = out_branch if out is None else out + out_branch
+            out = out_branch if out is None else out.add_(out_branch)
         # Parameters that no branch used get a zero gradient rather than none
         # (DistributedDataParallel expects a gradient for every parameter in
         # every step): the attention vectors of branches without any neighbour
@@ -401,11 +401,13 @@ class SANConv(MessagePassing):
                 if not (active if key.startswith('shared') else
                         key.split('_')[0] in active)]
         if idle:
-            out = out + 0.0 * sum(att.sum() for att in idle)
+            out = out.add_(0.0 * sum(att.sum() for att in idle))
 
+        # Every branch output is a fresh tensor that no backward keeps: the sums
+        # and the bias go in place (fewer output-sized allocations per step).
         out = out.reshape(B, N, H * C) if self.concat else out.mean(dim=2)
         if self.bias is not None:
-            out = out + self.bias
+            out = out.add_(self.bias)
         out = out if batched else out[0]
 
         if return_attention_weights:
@@ -661,7 +663,7 @@ class _Layout:
         op, conv = self.operator, self.conv
         if conv.fuse and not conv.explain:
             t_value = op.transpose_values(value)  # shared by every backward
-            return lambda x: op.matmul(value, x, t_value)
+            return lambda x: conv.message_and_aggregate(op, x, value, t_value)
         return lambda x: conv.gather_scatter(op, x, value)
 
     def sddmm(self, a: Tensor, b: Tensor) -> Tensor:
