@@ -75,10 +75,8 @@ INTERLEAVED = ('san', 'san_rebuilt', 'gat')
 # user run it), with GATConv as its baseline; every method runs on the first.
 ORDERS = ('random', 'locality')
 LOCALITY_METHODS = ('san', 'gat')
-# --keep-freed-memory: glibc serves every allocation from its heap and never
-# hands freed memory back, so that tensors above its mmap threshold (32 MB at
-# most) are not mapped afresh, and page-faulted, at every step.
-KEEP_FREED_MEMORY = {'MALLOC_MMAP_MAX_': '0', 'MALLOC_TRIM_THRESHOLD_': str(2**40)}
+# The results section of a run with --keep-freed-memory.
+KEPT = 'Scaling, freed memory kept'
 # Largest number of edges for the N x N methods (about 16 float32 N x N
 # matrices live at once in the dense formulation and in TopoModelX).
 DENSE_LIMIT = 12_000
@@ -238,10 +236,11 @@ def run_worker(method: str, path: str, device: str, repeats: int,
                '--device', device, '--repeats', str(repeats)]
     if threads:
         command += ['--threads', str(threads)]
-    env = dict(os.environ, **(KEEP_FREED_MEMORY if keep_freed_memory else {}))
+    if keep_freed_memory:
+        command += ['--keep-freed-memory']
     try:
         result = subprocess.run(command, capture_output=True, text=True,
-                                timeout=timeout, env=env)
+                                timeout=timeout)
     except subprocess.TimeoutExpired:
         return dict(error=f'timeout ({timeout:.0f} s)')
     if result.returncode != 0:
@@ -458,22 +457,26 @@ def main() -> None:
                              "torch's); 1 avoids the stalls of parallel regions "
                              'on a machine shared with other jobs')
     parser.add_argument('--keep-freed-memory', action='store_true',
-                        help='run the measurements with glibc malloc keeping freed '
-                             'memory (' + ', '.join(f'{k}={v}' for k, v in
-                                                    KEEP_FREED_MEMORY.items())
-                             + '): large tensors are then not page-faulted afresh '
-                               'at every step (default: the plain environment)')
+                        help='call torch_geometric_san.utils.keep_freed_memory() in '
+                             'each measurement process (glibc malloc keeps freed '
+                             'memory: large tensors are then not page-faulted afresh '
+                             "at every step) and write the section '## " + KEPT
+                             + "' (default: the plain environment, '## Scaling')")
     parser.add_argument('--timeout', type=float, default=1800,
                         help='seconds per measurement')
     parser.add_argument('--plot', default='benchmarks/scaling.png')
     parser.add_argument('--results', default=None,
-                        help="markdown file whose '## Scaling' section is rewritten")
+                        help="markdown file whose '## Scaling' section (see "
+                             "--keep-freed-memory) is rewritten")
     parser.add_argument('--worker', nargs=2, metavar=('METHOD', 'INPUTS'),
                         help=argparse.SUPPRESS)
     args = parser.parse_args()
 
     repeats = args.repeats or (3 if args.quick else 5)
     if args.worker:
+        if args.keep_freed_memory:
+            from torch_geometric_san.utils import keep_freed_memory
+            keep_freed_memory()
         print(json.dumps(worker(*args.worker, args.device, repeats, args.threads)))
         return
 
@@ -518,16 +521,16 @@ def main() -> None:
             'thread(s) per measurement  \n'
             f'Date: {datetime.date.today().isoformat()}; load average before the run '
             f'{load:.2f}, after {os.getloadavg()[0]:.2f}  \n'
-            'Allocator: ' + ('glibc malloc keeping freed memory (' + ', '.join(
-                f'`{k}={v}`' for k, v in KEEP_FREED_MEMORY.items()) + ')'
-                             if args.keep_freed_memory else
-                             'the plain environment (glibc malloc defaults)')
+            'Allocator: ' + ('glibc malloc keeping freed memory '
+                             '(`torch_geometric_san.utils.keep_freed_memory()` in '
+                             'each measurement process)' if args.keep_freed_memory
+                             else 'the plain environment (glibc malloc defaults)')
             + '\n\n'
             f'One layer, F = {CHANNELS}, J_u = J_d = 2, J_h = 5, one head, on the '
             'edges of Delaunay 2-complexes; forward + backward, median of the '
             f'{repeats} repeats after a warm-up (SANConv and GATConv timed '
-            'round-robin in one process); peak memory over the inputs. Plot: '
-            f'`{args.plot}`.\n\n'
+            'round-robin in one process); peak memory over the inputs. '
+            + (f'Plot: `{args.plot}`.' if args.plot else 'No plot.') + '\n\n'
             'Each size runs in two orders of the edges: *random*, the order the '
             'complex is built in (edges numbered lexicographically by the ids of '
             'random points, so neighbouring edges lie far apart in memory), and '
@@ -538,7 +541,8 @@ def main() -> None:
             'only. The linear-time target is judged on the locality order, the '
             'layer as the package lets a user run it on a large complex; the '
             'random-order times stay in the table.\n\n' + markdown + '\n\n')
-        _report.replace_section(args.results, 'Scaling', section)
+        _report.replace_section(args.results, KEPT if args.keep_freed_memory
+                                else 'Scaling', section)
 
 
 if __name__ == '__main__':
