@@ -418,7 +418,9 @@ class SANConv(MessagePassing):
         r"""The filtered features :math:`\mathbf{Z}\mathbf{W}_p`, one tensor
         :math:`(..., N, H, F_{out})` per tap :math:`p`, as :obj:`{'up':
         [...], 'down': [...], 'harmonic': [...]}` (present branches only; with
-        :obj:`shared_weights`, :obj:`'down'` is :obj:`'up'`).
+        :obj:`shared_weights`, :obj:`'down'` holds the values of :obj:`'up'`).
+        The layer itself propagates the input instead of the taps where the
+        input is the narrower side (see the class description).
 
         Args:
             x (torch.Tensor): Simplex features :math:`(..., N, F_{in})`.
