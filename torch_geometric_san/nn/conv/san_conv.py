@@ -441,9 +441,9 @@ class SANConv(MessagePassing):
         # W_p^T of the taps of a branch, [heads * out_channels, in_channels]
         # each (the lower branch takes the upper one's with shared weights).
         name = 'up' if self.shared_weights and branch == 'down' else branch
-        start = sum(self._block_sizes[:self._blocks.index(name)])
-        return self._tap_weights()[start:start + self._block_sizes[
-            self._blocks.index(name)]]
+        block = self._blocks.index(name)
+        start = sum(self._block_sizes[:block])
+        return self._tap_weights()[start:start + self._block_sizes[block]]
 
     def _tap_weights(self) -> Tuple[Tensor, ...]:
         # W_p^T of every tap, [heads * out_channels, in_channels] each.
@@ -512,8 +512,9 @@ class SANConv(MessagePassing):
         assert op.weight is not None
         layout = _Layout(self, op, x.size(0), 1, 'wide')
         narrow = self.in_channels < self.heads * self.out_channels
+        taps = None if narrow else self._taps(x, branch)
         return self._filter(layout, layout.product(op.weight.to(x.dtype)), x, branch,
-                            narrow, hops)
+                            taps, hops)
 
     def _attention_branch(self, branch: str, op: SparseOperator,
                           x: Tensor) -> Tuple[Tensor, Tensor]:
@@ -522,13 +523,13 @@ class SANConv(MessagePassing):
         B, N, F_in = x.shape
         H, C = self.heads, self.out_channels
         narrow = F_in < C  # propagate the input, not the taps
+        taps = None if narrow else self._taps(x, branch)
         width = F_in if narrow else C
         # Groups side by side ([N, W, B*H], gathered per entry) beat the
         # block-diagonal operator for 1 or 2 columns per group (measured:
         # 6.5 vs 21 ms for J = 3, 32 groups, 11.6k entries); the block-diagonal
         # sparse product wins from 4 columns on (18 vs 27 ms).
-        fused = self.fuse and not self.explain
-        layout = _Layout(self, op, B, H, 'gather' if fused and B * H > 1
+        layout = _Layout(self, op, B, H, 'gather' if self._fused() and B * H > 1
                          and width <= 2 else 'block')
         key = 'shared' if self.attention == 'shared' else branch
         if self.orientation_equivariant:
@@ -536,15 +537,16 @@ class SANConv(MessagePassing):
             # h_i = ||_p [Z W_p]_i, a bilinear form z_i^T M z_j of the input.
             assert op.weight is not None
             sign = op.weight.to(x.dtype).unsqueeze(1)
-            left, right = self._bilinear_factors(key, branch, x, narrow)
+            left, right = self._bilinear_factors(key, branch, x, taps)
             alpha = self.edge_updater(op.index, size=(N, N), alpha=None,
                                       score=sign * layout.sddmm(left, right))
             value = alpha * sign
         else:
             # a^T h_i = (sum_p W_p a_p)^T z_i: the attention vectors folded into
             # the filter weights, so that no [N, J * C] product is formed.
-            J = len(self._branch_weights(branch))
-            weight = torch.stack(self._branch_weights(branch)).view(J, H, C, -1)
+            weights = self._branch_weights(branch)
+            J = len(weights)
+            weight = torch.stack(weights).view(J, H, C, -1)
             att = torch.stack([self.att[key + '_src'], self.att[key + '_dst']])
             att = att.view(2, H, J, C).permute(0, 2, 1, 3).unsqueeze(-1)
             folded = (att * weight).sum(dim=(1, 3)).view(2 * H, -1)  # [2H, F_in]
@@ -552,36 +554,38 @@ class SANConv(MessagePassing):
             scores = scores.reshape(2, N, B * H).contiguous()
             alpha = value = self.edge_updater(op.index, size=(N, N), score=None,
                                               alpha=(scores[0], scores[1]))
-        out = self._filter(layout, layout.product(value), x, branch, narrow)
+        out = self._filter(layout, layout.product(value), x, branch, taps)
         return out, alpha.view(op.nnz, B, H).transpose(0, 1)
 
     def _bilinear_factors(self, key: str, branch: str, x: Tensor,
-                          narrow: bool) -> Tuple[Tensor, Tensor]:
-        # (u, v), [B, N, H, W] each, with <u_i, v_j> = <a * h_i, h_j>.
+                          taps: Optional[List[Tensor]]) -> Tuple[Tensor, Tensor]:
+        # (u, v), [B, N, H, W] each, with <u_i, v_j> = <a * h_i, h_j>: from the
+        # filter taps, or from the input where none are given (the narrower
+        # side).
         B, N, F_in = x.shape
         H, C = self.heads, self.out_channels
         weights = self._branch_weights(branch)
         att = self.att[key].view(H, len(weights), C)
-        if narrow:  # M_h = sum_p W_ph^T diag(a_ph) W_ph, [H, F_in, F_in]
+        if taps is None:  # M_h = sum_p W_ph^T diag(a_ph) W_ph, [H, F_in, F_in]
             weight = torch.stack(weights).view(-1, H, C, F_in)
             bilinear = torch.einsum('phcf,hpc,phcg->hfg', weight, att, weight)
             left = torch.einsum('bnf,hfg->bnhg', x, bilinear)
             return left, x.unsqueeze(2).expand(B, N, H, F_in)
-        h = torch.cat(self._taps(x, branch), dim=-1)  # [B, N, H, J * C]
+        h = torch.cat(taps, dim=-1)  # [B, N, H, J * C]
         return h * att.view(H, -1), h
 
     def _filter(self, layout: '_Layout', product: Callable[[Tensor], Tensor],
-                x: Tensor, branch: str, narrow: bool,
+                x: Tensor, branch: str, taps: Optional[List[Tensor]],
                 hops: Optional[int] = None) -> Tensor:
         # The filter of a branch, [B, N, H, C]: with `hops`, P^hops Z W (the
         # harmonic filter), else sum_p A^p Z W_p. By Horner's rule on the taps
-        # Z W_p, or, where the input is the narrower side (`narrow`), on the
-        # powers A^p Z, multiplied by the W_p afterwards.
+        # Z W_p, or, where none are given (the input is the narrower side), on
+        # the powers A^p Z, multiplied by the W_p afterwards.
         weights = self._branch_weights(branch)
         B, N, F_in = x.shape
         H, C = self.heads, self.out_channels
-        if not narrow:
-            taps = [layout.to_layout(t) for t in self._taps(x, branch)]
+        if taps is not None:
+            taps = [layout.to_layout(t) for t in taps]
             out = (_powers(product, taps[0], hops)[-1] if hops else
                    _horner(product, taps))
             return layout.from_layout(out).reshape(B, N, H, C)
@@ -602,6 +606,11 @@ class SANConv(MessagePassing):
         # pointer path have no double backward.
         alpha = softmax(alpha, index, num_nodes=dim_size)
         return F.dropout(alpha, p=self.dropout, training=self.training)
+
+    def _fused(self) -> bool:
+        # Whether products run as fused sparse kernels (message_and_aggregate),
+        # not through PyG's gather/scatter path (fusing off, or explaining).
+        return self.fuse and not self.explain
 
     def gather_scatter(self, op: SparseOperator, x: Tensor, value: Tensor) -> Tensor:
         r"""The product of :obj:`op` with entries :obj:`value` and :obj:`x`
@@ -663,7 +672,7 @@ class _Layout:
         if self.mode == 'block':
             value = value.t().reshape(-1)
         op, conv = self.operator, self.conv
-        if conv.fuse and not conv.explain:
+        if conv._fused():
             t_value = op.transpose_values(value)  # shared by every backward
             return lambda x: conv.message_and_aggregate(op, x, value, t_value)
         return lambda x: conv.gather_scatter(op, x, value)
