@@ -2,9 +2,10 @@ import pytest
 import torch
 
 from torch_geometric.typing import WITH_TORCH_SPARSE, SparseTensor
+from torch_geometric.utils import softmax
 
 from torch_geometric_san.nn import SparseOperator
-from torch_geometric_san.nn.sparse import to_index_weight
+from torch_geometric_san.nn.sparse import segment_softmax, to_index_weight
 
 
 def random_operator(n=7, density=0.4, seed=0, symmetric=False):
@@ -52,6 +53,30 @@ def test_gradients_and_double_backward():
     assert torch.autograd.gradgradcheck(op.matmul, (value, x))
     assert torch.autograd.gradcheck(op.sddmm, (a, x))
     assert torch.autograd.gradgradcheck(op.sddmm, (a, x))
+
+
+@pytest.mark.parametrize('groups', [(), (3, ), (2, 2)])
+def test_segment_softmax_matches_pyg(groups):
+    torch.manual_seed(0)
+    index = torch.tensor([0, 0, 0, 2, 2, 3, 5, 5, 5, 5])  # rows 1 and 4 empty
+    src = 10 * torch.randn(index.numel(), *groups, dtype=torch.float64)
+    src.requires_grad_()
+    out = segment_softmax(src, index, 6)
+    expected = softmax(src, index, num_nodes=6)
+    assert torch.allclose(out, expected)
+    sums = torch.zeros(6, *groups, dtype=torch.float64).index_add_(0, index, out)
+    assert torch.allclose(sums[[0, 2, 3, 5]], torch.ones_like(sums[[0, 2, 3, 5]]))
+    grad = torch.randn_like(out)
+    assert torch.allclose(torch.autograd.grad(out, src, grad)[0],
+                          torch.autograd.grad(expected, src, grad)[0])
+    assert torch.autograd.gradcheck(lambda s: segment_softmax(s, index, 6), (src, ))
+    assert torch.autograd.gradgradcheck(lambda s: segment_softmax(s, index, 6), (src, ))
+
+
+def test_segment_softmax_leaves_its_input_alone():
+    src = torch.tensor([1.0, 2.0, 3.0])
+    segment_softmax(src, torch.tensor([0, 0, 1]), 2)
+    assert src.tolist() == [1.0, 2.0, 3.0]
 
 
 def test_from_index_sorts_and_sums_duplicates():

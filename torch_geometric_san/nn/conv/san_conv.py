@@ -10,9 +10,9 @@ from torch_geometric.nn.conv import MessagePassing
 from torch_geometric.nn.dense.linear import Linear
 from torch_geometric.nn.inits import glorot, zeros
 from torch_geometric.typing import Adj, OptTensor
-from torch_geometric.utils import softmax
 
-from torch_geometric_san.nn.sparse import SparseOperator, to_index_weight
+from torch_geometric_san.nn.sparse import (SparseOperator, segment_softmax,
+                                           to_index_weight)
 
 ATTENTION_MODES = ("separate", "shared", None)
 
@@ -379,7 +379,7 @@ class SANConv(MessagePassing):
                 else:
                     out_branch, alpha = self._attention_branch(branch, op, x)
                     weights = (op.index, alpha if batched else alpha[0])
-                out = out_branch if out is None else out.add_(out_branch)
+                out = out_branch if out is None else _add(out, out_branch)
             elif op is not None and self.attention is not None:
                 weights = (op.index, x.new_zeros((B, 0, H) if batched else (0, H)))
             attention_weights.append(weights)
@@ -390,7 +390,7 @@ class SANConv(MessagePassing):
             else:
                 out_branch = self._fixed_branch('harmonic', ops.harmonic, x,
                                                 hops=self.J_harmonic)
-            out = out_branch if out is None else out.add_(out_branch)
+            out = out_branch if out is None else _add(out, out_branch)
         # Parameters that no branch used get a zero gradient rather than none
         # (DistributedDataParallel expects a gradient for every parameter in
         # every step): the attention vectors of branches without any neighbour
@@ -401,14 +401,14 @@ class SANConv(MessagePassing):
                 if not (active if key.startswith('shared') else
                         key.split('_')[0] in active)]
         if idle:
-            out = out.add_(0.0 * sum(att.sum() for att in idle))
+            out = _add(out, 0.0 * sum(att.sum() for att in idle))
 
-        # Every branch output is a fresh tensor that no backward keeps: the sums
-        # and the bias go in place (fewer output-sized allocations per step).
-        out = out.reshape(B, N, H * C) if self.concat else out.mean(dim=2)
+        if not self.concat:
+            out = out.mean(dim=2)
         if self.bias is not None:
-            out = out.add_(self.bias)
-        out = out if batched else out[0]
+            out = _add(out, self.bias.view(out.shape[2:]))
+        out = out.reshape(B, N, -1)
+        out = out if batched else out.squeeze(0)
 
         if return_attention_weights:
             return out, (attention_weights[0], attention_weights[1])
@@ -600,11 +600,10 @@ class SANConv(MessagePassing):
                     dim_size: Optional[int]) -> Tensor:
         if score is None:
             assert alpha_j is not None and alpha_i is not None
-            score = alpha_j + alpha_i
+            score = _add(alpha_j, alpha_i)
         alpha = F.leaky_relu(score, self.negative_slope)
-        # By index, not by the CSR pointer: the segment reductions behind the
-        # pointer path have no double backward.
-        alpha = softmax(alpha, index, num_nodes=dim_size)
+        assert dim_size is not None
+        alpha = segment_softmax(alpha, index, dim_size)
         return F.dropout(alpha, p=self.dropout, training=self.training)
 
     def _fused(self) -> bool:
@@ -685,12 +684,20 @@ class _Layout:
         return self.operator.sddmm(a, b).view(-1, self.op.nnz).t()
 
 
+def _add(out: Tensor, other: Tensor) -> Tensor:
+    # out + other, in place where `out` is a tensor of its own: every branch
+    # output is fresh and kept by no backward, but an in-place sum into a view
+    # would make the backward copy the gradient of the view's base
+    # (CopySlices), two output-sized allocations instead of one.
+    return out + other if out._base is not None else out.add_(other)
+
+
 def _horner(product: Callable[[Tensor], Tensor], taps: List[Tensor]) -> Tensor:
     # A (h_1 + A (h_2 + ... + A h_J)): J products with the same values. The
     # sums go into the products' outputs, which no backward keeps.
     out = product(taps[-1])
     for tap in reversed(taps[:-1]):
-        out = product(out.add_(tap))
+        out = product(_add(out, tap))
     return out
 
 
