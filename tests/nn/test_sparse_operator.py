@@ -55,6 +55,24 @@ def test_gradients_and_double_backward():
     assert torch.autograd.gradgradcheck(op.sddmm, (a, x))
 
 
+@pytest.mark.parametrize('trainable', [False, True])
+def test_matmul_powers(trainable):
+    dense, index, weight = random_operator(seed=3)
+    op = SparseOperator.from_index(index, weight, 7)
+    value = op.weight.clone().requires_grad_(trainable)
+    x = torch.randn(7, 2, dtype=torch.float64, requires_grad=True)
+    out = op.matmul(value, x, hops=3)
+    assert torch.allclose(out, torch.linalg.matrix_power(dense, 3) @ x)
+    grad = torch.randn_like(out)
+    expected = torch.linalg.matrix_power(dense.t(), 3) @ grad
+    assert torch.allclose(torch.autograd.grad(out, x, grad)[0], expected)
+    inputs = (value, x) if trainable else (x, )
+    fn = ((lambda v, x: op.matmul(v, x, hops=3)) if trainable else
+          (lambda x: op.matmul(value, x, hops=3)))
+    assert torch.autograd.gradcheck(fn, inputs)
+    assert torch.autograd.gradgradcheck(fn, inputs)
+
+
 @pytest.mark.parametrize('groups', [(), (3, ), (2, 2)])
 def test_segment_softmax_matches_pyg(groups):
     torch.manual_seed(0)

@@ -59,6 +59,29 @@ def _(ptr, col, t_ptr, t_col, t_perm, t_perm_inv, value, t_value, x):
     return x.new_empty(ptr.size(0) - 1, x.size(1))
 
 
+@torch.library.custom_op("torch_geometric_san::spmm_power", mutates_args=())
+def _spmm_power(ptr: Tensor, col: Tensor, t_ptr: Tensor, t_col: Tensor,
+                t_perm: Tensor, t_perm_inv: Tensor, value: Tensor, t_value: Tensor,
+                x: Tensor, hops: int) -> Tensor:
+    # A^hops @ x for fixed values (no gradient for them), alternating between
+    # two buffers: no backward keeps the intermediate powers.
+    if col.numel() == 0:
+        return x.new_zeros(ptr.numel() - 1, x.size(1))
+    a = _csr(ptr, col, value, x.size(0))
+    out, spare = x.new_empty(ptr.numel() - 1, x.size(1)), None
+    torch.addmm(out, a, x, beta=0.0, out=out)
+    for _ in range(hops - 1):
+        spare = out.new_empty(out.shape) if spare is None else spare
+        torch.addmm(spare, a, out, beta=0.0, out=spare)
+        out, spare = spare, out
+    return out
+
+
+@_spmm_power.register_fake
+def _(ptr, col, t_ptr, t_col, t_perm, t_perm_inv, value, t_value, x, hops):
+    return x.new_empty(ptr.size(0) - 1, x.size(1))
+
+
 @torch.library.custom_op("torch_geometric_san::sddmm", mutates_args=())
 def _sddmm(ptr: Tensor, col: Tensor, t_ptr: Tensor, t_col: Tensor, t_perm: Tensor,
            t_perm_inv: Tensor, a: Tensor, b: Tensor) -> Tensor:
@@ -124,6 +147,23 @@ def _sddmm_backward(ctx, grad_out):
     return None, None, None, None, None, None, grad_a, grad_b
 
 
+def _spmm_power_setup_context(ctx, inputs, output):
+    *structure, value, t_value, x, hops = inputs
+    ctx.save_for_backward(*structure, value, t_value)
+    ctx.hops = hops
+
+
+def _spmm_power_backward(ctx, grad_out):
+    # (A^T)^hops grad_out; the values are fixed (SparseOperator.matmul).
+    ptr, col, t_ptr, t_col, t_perm, t_perm_inv, value, t_value = ctx.saved_tensors
+    grad_x = _spmm_power(t_ptr, t_col, ptr, col, t_perm_inv, t_perm, t_value, value,
+                         grad_out.contiguous(), ctx.hops)
+    return None, None, None, None, None, None, None, None, grad_x, None
+
+
+torch.library.register_autograd("torch_geometric_san::spmm_power",
+                                _spmm_power_backward,
+                                setup_context=_spmm_power_setup_context)
 torch.library.register_autograd("torch_geometric_san::spmm", _spmm_backward,
                                 setup_context=_spmm_setup_context)
 torch.library.register_autograd("torch_geometric_san::sddmm", _sddmm_backward,
@@ -353,15 +393,21 @@ class SparseOperator:
     def _structure(self) -> Tuple[Tensor, ...]:
         return (self.ptr, self.col, *self.transposed())
 
-    def matmul(self, value: Tensor, x: Tensor,
-               t_value: Optional[Tensor] = None) -> Tensor:
-        r"""The product :math:`\mathbf{A}\mathbf{X}` with entries :obj:`value`
-        :obj:`[nnz]` (in this operator's order) and :obj:`x` :obj:`[N, F]`;
-        pass :obj:`t_value` (:meth:`transpose_values`) to share it between
-        products with the same values."""
+    def matmul(self, value: Tensor, x: Tensor, t_value: Optional[Tensor] = None,
+               hops: int = 1) -> Tensor:
+        r"""The product :math:`\mathbf{A}^{hops}\mathbf{X}` with entries
+        :obj:`value` :obj:`[nnz]` (in this operator's order) and :obj:`x`
+        :obj:`[N, F]`; pass :obj:`t_value` (:meth:`transpose_values`) to share
+        it between products with the same values. Values that need no gradient
+        (fixed operators) take :obj:`hops` products in two buffers each way,
+        forward and backward, keeping none of the intermediate powers."""
         if t_value is None:
             t_value = self.transpose_values(value)
-        return _spmm(*self._structure(), value, t_value, x)
+        if hops > 1 and not value.requires_grad:
+            return _spmm_power(*self._structure(), value, t_value, x, hops)
+        for _ in range(hops):
+            x = _spmm(*self._structure(), value, t_value, x)
+        return x
 
     def sddmm(self, a: Tensor, b: Tensor) -> Tensor:
         r"""The sampled product :math:`\langle \mathbf{a}_i, \mathbf{b}_j

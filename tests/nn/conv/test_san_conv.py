@@ -267,11 +267,17 @@ def test_gradgradcheck(kit):
 def test_torch_compile_gives_the_same_output(kit):
     data = kit.delaunay(8, seed=9)
     ops = kit.operators(data, 1)
-    x = torch.randn(data.num_simplices(1), 3, dtype=torch.float64)
+    x = torch.randn(data.num_simplices(1), 3, dtype=torch.float64, requires_grad=True)
     conv = make_conv(J_up=2, J_down=2, J_harmonic=2, heads=2)
     expected = conv(x, *ops)
+    grad = torch.randn_like(expected)
+    expected_grads = torch.autograd.grad(expected, (x, *conv.parameters()), grad)
     compiled = torch.compile(conv)
-    assert torch.allclose(compiled(x, *ops), expected, atol=1e-10)
+    out = compiled(x, *ops)
+    assert torch.allclose(out, expected, atol=1e-10)
+    grads = torch.autograd.grad(out, (x, *conv.parameters()), grad)
+    for actual, wanted in zip(grads, expected_grads):
+        assert torch.allclose(actual, wanted, atol=1e-10)
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device here")

@@ -16,6 +16,8 @@ from torch_geometric_san.nn.sparse import (SparseOperator, segment_softmax,
 
 ATTENTION_MODES = ("separate", "shared", None)
 
+_Product = Callable[..., Tensor]  # (x, hops=1) -> A^hops x
+
 
 class _Operators(NamedTuple):
     up: Optional[SparseOperator]
@@ -62,7 +64,8 @@ class SANConv(MessagePassing):
     \mathbf{A}\mathbf{h}_J))` with :math:`\mathbf{h}_p = \mathbf{Z}
     \mathbf{W}_p`, i.e. :math:`J` sparse propagations with the same
     coefficients, and the harmonic filter is :math:`J_h` sparse
-    propagations. Where the input is narrower than the output
+    propagations (its values are fixed, so they run in two buffers, forward
+    and backward, and no intermediate power is kept). Where the input is narrower than the output
     (:math:`F_{in} < F_{out}` for attention branches, whose coefficients
     differ per head; :math:`F_{in} < H F_{out}` for fixed-weight ones), the
     layer propagates the input instead, :math:`\sum_p (\mathbf{A}^p
@@ -74,7 +77,8 @@ class SANConv(MessagePassing):
     \cdot \min(F_{in}, F_{out}))` per head. Propagation runs as a
     compressed-row sparse product with a hand-written backward (see
     :mod:`torch_geometric_san.nn.sparse`), never densifying the gradient of
-    the attention coefficients. For :math:`B` signals on one complex
+    the attention coefficients, and their softmax is
+    :func:`~torch_geometric_san.nn.sparse.segment_softmax`. For :math:`B` signals on one complex
     (input :math:`(B, N, F_{in})`), the coefficients of all signals and
     heads are computed side by side on the shared pattern,
     :math:`(|\mathcal{E}|, B H)`, and applied either through a
@@ -574,7 +578,7 @@ class SANConv(MessagePassing):
         h = torch.cat(taps, dim=-1)  # [B, N, H, J * C]
         return h * att.view(H, -1), h
 
-    def _filter(self, layout: '_Layout', product: Callable[[Tensor], Tensor],
+    def _filter(self, layout: '_Layout', product: _Product,
                 x: Tensor, branch: str, taps: Optional[List[Tensor]],
                 hops: Optional[int] = None) -> Tensor:
         # The filter of a branch, [B, N, H, C]: with `hops`, P^hops Z W (the
@@ -586,11 +590,11 @@ class SANConv(MessagePassing):
         H, C = self.heads, self.out_channels
         if taps is not None:
             taps = [layout.to_layout(t) for t in taps]
-            out = (_powers(product, taps[0], hops)[-1] if hops else
-                   _horner(product, taps))
+            out = product(taps[0], hops) if hops else _horner(product, taps)
             return layout.from_layout(out).reshape(B, N, H, C)
         signal = layout.to_layout(x.unsqueeze(2).expand(B, N, layout.heads, F_in))
-        powers = _powers(product, signal, hops or len(weights))[-len(weights):]
+        powers = ([product(signal, hops)] if hops else
+                  _powers(product, signal, len(weights)))
         powers = torch.stack([layout.from_layout(p) for p in powers])
         weight = torch.stack(weights).view(-1, H, C, F_in)
         return torch.einsum('jbnhf,jhcf->bnhc', powers.expand(-1, -1, -1, H, -1), weight)
@@ -622,8 +626,9 @@ class SANConv(MessagePassing):
         return alpha * x_j
 
     def message_and_aggregate(self, edge_index: SparseOperator, x: Tensor,
-                              alpha: Tensor, t_alpha: OptTensor = None) -> Tensor:
-        return edge_index.matmul(alpha.view(-1), x, t_alpha)
+                              alpha: Tensor, t_alpha: OptTensor = None,
+                              hops: int = 1) -> Tensor:
+        return edge_index.matmul(alpha.view(-1), x, t_alpha, hops)
 
     def __repr__(self) -> str:
         return (f'{self.__class__.__name__}({self.in_channels}, '
@@ -664,17 +669,18 @@ class _Layout:
             return x.view(B, H, N, -1).transpose(1, 2)
         return x.view(N, -1, B, H).permute(2, 0, 3, 1)
 
-    def product(self, value: Tensor) -> Callable[[Tensor], Tensor]:
-        # x -> A x (in this layout) with the entries `value`.
+    def product(self, value: Tensor) -> _Product:
+        # (x, hops) -> A^hops x (in this layout) with the entries `value`.
         if self.mode == 'gather':
-            return lambda x: self.op.matmul_grouped(value, x)
+            return _repeated(lambda x: self.op.matmul_grouped(value, x))
         if self.mode == 'block':
             value = value.t().reshape(-1)
         op, conv = self.operator, self.conv
         if conv._fused():
             t_value = op.transpose_values(value)  # shared by every backward
-            return lambda x: conv.message_and_aggregate(op, x, value, t_value)
-        return lambda x: conv.gather_scatter(op, x, value)
+            return lambda x, hops=1: conv.message_and_aggregate(op, x, value, t_value,
+                                                                hops)
+        return _repeated(lambda x: conv.gather_scatter(op, x, value))
 
     def sddmm(self, a: Tensor, b: Tensor) -> Tensor:
         # <a_i, b_j> per entry and group, [nnz, B*heads], from [B, N, heads, W].
@@ -682,6 +688,14 @@ class _Layout:
         if self.mode == 'gather':
             return self.op.sddmm_grouped(a, b)
         return self.operator.sddmm(a, b).view(-1, self.op.nnz).t()
+
+
+def _repeated(product: Callable[[Tensor], Tensor]) -> _Product:
+    def power(x: Tensor, hops: int = 1) -> Tensor:
+        for _ in range(hops):
+            x = product(x)
+        return x
+    return power
 
 
 def _add(out: Tensor, other: Tensor) -> Tensor:
@@ -692,7 +706,7 @@ def _add(out: Tensor, other: Tensor) -> Tensor:
     return out + other if out._base is not None else out.add_(other)
 
 
-def _horner(product: Callable[[Tensor], Tensor], taps: List[Tensor]) -> Tensor:
+def _horner(product: _Product, taps: List[Tensor]) -> Tensor:
     # A (h_1 + A (h_2 + ... + A h_J)): J products with the same values. The
     # sums go into the products' outputs, which no backward keeps.
     out = product(taps[-1])
@@ -701,7 +715,7 @@ def _horner(product: Callable[[Tensor], Tensor], taps: List[Tensor]) -> Tensor:
     return out
 
 
-def _powers(product: Callable[[Tensor], Tensor], x: Tensor,
+def _powers(product: _Product, x: Tensor,
             num: int) -> List[Tensor]:
     # [A x, A^2 x, ..., A^num x].
     powers = [product(x)]
