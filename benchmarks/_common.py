@@ -11,7 +11,6 @@ import json
 import os
 import platform
 import random
-import re
 import shutil
 import statistics
 import subprocess
@@ -32,7 +31,7 @@ from torch_geometric_san.nn.models import SAN
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _report  # noqa: E402
-from _report import markdown_table  # noqa: E402,F401 (the scripts' tables)
+from _report import markdown_table, write_results  # noqa: E402,F401 (the scripts')
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -198,31 +197,6 @@ def publish(args: argparse.Namespace, log: 'RunLog', section: str, block: str,
     if args.results:
         write_results(args.results, section, f'{log.path.stem}.py', block)
         print(f'Updated {args.results}')
-
-
-def write_results(path: str, title: str, key: str, block: str) -> None:
-    """Puts :obj:`block` into the section ``## <title>`` of the markdown file
-    :obj:`path`, between the markers ``<!-- <key>: begin -->`` and
-    ``<!-- <key>: end -->``, replacing the previous block of the same key.
-    Text outside the markers (hand-written notes, other sections) is kept.
-    The section is appended if it does not exist."""
-    begin, end = f'<!-- {key}: begin -->', f'<!-- {key}: end -->'
-    marked = f'{begin}\n{block.strip()}\n{end}'
-    text = Path(path).read_text() if os.path.exists(path) else '# Results\n'
-    pattern = re.compile(re.escape(begin) + r'.*?' + re.escape(end), re.S)
-    if pattern.search(text):
-        text = pattern.sub(lambda _: marked, text)
-    else:
-        heading = re.compile(rf'^## {re.escape(title)}\s*$', re.M)
-        match = heading.search(text)
-        if match is None:
-            text = text.rstrip('\n') + f'\n\n## {title}\n\n{marked}\n'
-        else:  # at the end of the existing section
-            nxt = re.compile(r'^## ', re.M).search(text, match.end())
-            stop = nxt.start() if nxt else len(text)
-            text = (text[:stop].rstrip('\n') + f'\n\n{marked}\n\n' +
-                    text[stop:]).rstrip('\n') + '\n'
-    Path(path).write_text(text)
 
 
 class RunLog:

@@ -1,5 +1,5 @@
 """Formatting shared by the benchmark scripts: the machine's CPU, markdown tables and
-the sections of the results page.
+the generated blocks of the results page.
 
 It imports neither torch nor the package, so that the TopoNetX worker of
 ``lifting.py`` measures its memory without them.
@@ -30,14 +30,26 @@ def markdown_table(header: List[str], rows: List[List[str]]) -> str:
     return '\n'.join(lines)
 
 
-def replace_section(path: str, title: str, body: str) -> None:
-    """Replaces the section ``## <title>`` of the markdown file :obj:`path` (up to the
-    next ``## `` heading) by :obj:`body`, or appends it; the rest of the file is kept."""
+def write_results(path: str, title: str, key: str, block: str) -> None:
+    """Puts :obj:`block` into the section ``## <title>`` of the markdown file
+    :obj:`path`, between the markers ``<!-- <key>: begin -->`` and
+    ``<!-- <key>: end -->``, replacing the previous block of the same key.
+    Text outside the markers (hand-written notes, other sections) is kept.
+    The section is appended if it does not exist."""
+    begin, end = f'<!-- {key}: begin -->', f'<!-- {key}: end -->'
+    marked = f'{begin}\n{block.strip()}\n{end}'
     text = Path(path).read_text() if os.path.exists(path) else '# Results\n'
-    section = f'## {title}\n\n{body.strip()}\n\n'
-    pattern = re.compile(rf'^## {re.escape(title)}\n.*?(?=^## |\Z)', re.S | re.M)
+    pattern = re.compile(re.escape(begin) + r'.*?' + re.escape(end), re.S)
     if pattern.search(text):
-        text = pattern.sub(lambda _: section, text)
+        text = pattern.sub(lambda _: marked, text)
     else:
-        text = text.rstrip('\n') + '\n\n' + section
-    Path(path).write_text(text.rstrip('\n') + '\n')
+        heading = re.compile(rf'^## {re.escape(title)}\s*$', re.M)
+        match = heading.search(text)
+        if match is None:
+            text = text.rstrip('\n') + f'\n\n## {title}\n\n{marked}\n'
+        else:  # at the end of the existing section
+            nxt = re.compile(r'^## ', re.M).search(text, match.end())
+            stop = nxt.start() if nxt else len(text)
+            text = (text[:stop].rstrip('\n') + f'\n\n{marked}\n\n' +
+                    text[stop:]).rstrip('\n') + '\n'
+    Path(path).write_text(text)

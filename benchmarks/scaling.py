@@ -467,7 +467,8 @@ def main() -> None:
     parser.add_argument('--plot', default='benchmarks/scaling.png')
     parser.add_argument('--results', default=None,
                         help="markdown file whose '## Scaling' section (see "
-                             "--keep-freed-memory) is rewritten")
+                             "--keep-freed-memory) gets the new table; the "
+                             "text outside its generated block is kept")
     parser.add_argument('--worker', nargs=2, metavar=('METHOD', 'INPUTS'),
                         help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -541,8 +542,9 @@ def main() -> None:
             'only. The linear-time target is judged on the locality order, the '
             'layer as the package lets a user run it on a large complex; the '
             'random-order times stay in the table.\n\n' + markdown + '\n\n')
-        _report.replace_section(args.results, KEPT if args.keep_freed_memory
-                                else 'Scaling', section)
+        key = 'scaling.py --keep-freed-memory' if args.keep_freed_memory else 'scaling.py'
+        _report.write_results(args.results, KEPT if args.keep_freed_memory
+                              else 'Scaling', key, section)
 
 
 if __name__ == '__main__':

@@ -22,6 +22,20 @@ def test_write_results_replaces_only_its_block(common, tmp_path):
         '# Results\n\n## T\n\n<!-- k: begin -->\nbody\n<!-- k: end -->\n')
 
 
+def test_write_results_keys_sharing_a_prefix_stay_apart(common, tmp_path):
+    # The two Scaling sections: 'scaling.py' and 'scaling.py --keep-freed-memory'.
+    path = tmp_path / 'results.md'
+    common.write_results(str(path), 'A', 'scaling.py', 'plain 1')
+    common.write_results(str(path), 'B', 'scaling.py --keep-freed-memory', 'kept 1')
+    path.write_text(path.read_text() + '\nnotes on B\n')
+    common.write_results(str(path), 'B', 'scaling.py --keep-freed-memory', 'kept 2')
+    common.write_results(str(path), 'A', 'scaling.py', 'plain 2')
+    text = path.read_text()
+    assert 'plain 1' not in text and 'kept 1' not in text
+    assert (text.index('## A') < text.index('plain 2') < text.index('## B')
+            < text.index('kept 2') < text.index('notes on B'))
+
+
 def test_early_stopping_keeps_the_best_parameters(common):
     model = torch.nn.Linear(1, 1)
     stopper = common.EarlyStopping(patience=2)

@@ -65,10 +65,10 @@ class SANConv(MessagePassing):
     \mathbf{W}_p`, i.e. :math:`J` sparse propagations with the same
     coefficients, and the harmonic filter is :math:`J_h` sparse
     propagations (its values are fixed, so they run in two buffers, forward
-    and backward, and no intermediate power is kept). Where the input is narrower than the output
-    (:math:`F_{in} < F_{out}` for attention branches, whose coefficients
-    differ per head; :math:`F_{in} < H F_{out}` for fixed-weight ones), the
-    layer propagates the input instead, :math:`\sum_p (\mathbf{A}^p
+    and backward, and no intermediate power is kept). Where the input is
+    narrower than the output (:math:`F_{in} < F_{out}` for attention
+    branches, whose coefficients differ per head; :math:`F_{in} < H F_{out}`
+    for fixed-weight ones), the layer propagates the input instead, :math:`\sum_p (\mathbf{A}^p
     \mathbf{Z}) \mathbf{W}_p`, and the attention scores of the
     orientation-equivariant option become the bilinear form
     :math:`\mathbf{z}_i^{\top} \mathbf{M} \mathbf{z}_j` with
@@ -78,9 +78,9 @@ class SANConv(MessagePassing):
     compressed-row sparse product with a hand-written backward (see
     :mod:`torch_geometric_san.nn.sparse`), never densifying the gradient of
     the attention coefficients, and their softmax is
-    :func:`~torch_geometric_san.nn.sparse.segment_softmax`. For :math:`B` signals on one complex
-    (input :math:`(B, N, F_{in})`), the coefficients of all signals and
-    heads are computed side by side on the shared pattern,
+    :func:`~torch_geometric_san.nn.sparse.segment_softmax`. For :math:`B`
+    signals on one complex (input :math:`(B, N, F_{in})`), the coefficients
+    of all signals and heads are computed side by side on the shared pattern,
     :math:`(|\mathcal{E}|, B H)`, and applied either through a
     block-diagonal operator or, for one or two features per head, by
     gathering the signals of each entry at once
