@@ -71,6 +71,9 @@ def test_matmul_powers(trainable):
           (lambda x: op.matmul(value, x, hops=3)))
     assert torch.autograd.gradcheck(fn, inputs)
     assert torch.autograd.gradgradcheck(fn, inputs)
+    assert op.matmul(value, x, hops=0) is x
+    with pytest.raises(ValueError, match="'hops' must be an int >= 0"):
+        op.matmul(value, x, hops=-1)
 
 
 @pytest.mark.parametrize('groups', [(), (3, ), (2, 2)])
@@ -95,6 +98,13 @@ def test_segment_softmax_leaves_its_input_alone():
     src = torch.tensor([1.0, 2.0, 3.0])
     segment_softmax(src, torch.tensor([0, 0, 1]), 2)
     assert src.tolist() == [1.0, 2.0, 3.0]
+
+
+@pytest.mark.parametrize('index', [torch.tensor([0, 1]), torch.tensor([[0, 0, 1]]),
+                                   torch.tensor([0., 0., 1.])])
+def test_segment_softmax_refuses_a_mismatched_index(index):
+    with pytest.raises(ValueError, match='one row per entry of src'):
+        segment_softmax(torch.randn(3), index, 2)
 
 
 def test_from_index_sorts_and_sums_duplicates():

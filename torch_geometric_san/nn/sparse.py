@@ -216,6 +216,11 @@ def segment_softmax(src: Tensor, index: Tensor, num_nodes: int) -> Tensor:
         torch.Tensor: The coefficients, shaped as :obj:`src`; every non-empty
         row sums to one.
     """
+    if index.dtype != torch.long or index.dim() != 1 or src.dim() == 0 \
+            or index.numel() != src.size(0):
+        raise ValueError(f"expected a torch.long index [nnz] with one row per "
+                         f"entry of src (got an index of {index.dtype}, shape "
+                         f"{list(index.shape)}, for src of shape {list(src.shape)})")
     return _SegmentSoftmax.apply(src, index, num_nodes)
 
 
@@ -401,6 +406,8 @@ class SparseOperator:
         it between products with the same values. Values that need no gradient
         (fixed operators) take :obj:`hops` products in two buffers each way,
         forward and backward, keeping none of the intermediate powers."""
+        if not isinstance(hops, int) or hops < 0:
+            raise ValueError(f"'hops' must be an int >= 0 (got {hops!r})")
         if t_value is None:
             t_value = self.transpose_values(value)
         if hops > 1 and not value.requires_grad:
