@@ -542,9 +542,9 @@ def main() -> None:
             'only. The linear-time target is judged on the locality order, the '
             'layer as the package lets a user run it on a large complex; the '
             'random-order times stay in the table.\n\n' + markdown + '\n\n')
-        key = 'scaling.py --keep-freed-memory' if args.keep_freed_memory else 'scaling.py'
-        _report.write_results(args.results, KEPT if args.keep_freed_memory
-                              else 'Scaling', key, section)
+        title, key = ((KEPT, 'scaling.py --keep-freed-memory') if args.keep_freed_memory
+                      else ('Scaling', 'scaling.py'))
+        _report.write_results(args.results, title, key, section)
 
 
 if __name__ == '__main__':

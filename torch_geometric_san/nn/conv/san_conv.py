@@ -585,13 +585,13 @@ class SANConv(MessagePassing):
         # harmonic filter), else sum_p A^p Z W_p. By Horner's rule on the taps
         # Z W_p, or, where none are given (the input is the narrower side), on
         # the powers A^p Z, multiplied by the W_p afterwards.
-        weights = self._branch_weights(branch)
         B, N, F_in = x.shape
         H, C = self.heads, self.out_channels
         if taps is not None:
             taps = [layout.to_layout(t) for t in taps]
             out = product(taps[0], hops) if hops else _horner(product, taps)
             return layout.from_layout(out).reshape(B, N, H, C)
+        weights = self._branch_weights(branch)
         signal = layout.to_layout(x.unsqueeze(2).expand(B, N, layout.heads, F_in))
         powers = ([product(signal, hops)] if hops else
                   _powers(product, signal, len(weights)))
