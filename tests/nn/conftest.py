@@ -11,6 +11,7 @@ from torch_geometric.data import Data
 from torch_geometric.utils import erdos_renyi_graph
 
 from torch_geometric_san.data import SimplicialComplexData
+from torch_geometric_san.sparse import SimplicialOperators
 from torch_geometric_san.transforms import LiftToCliqueComplex
 
 
@@ -40,9 +41,14 @@ class Kit:
         return LiftToCliqueComplex(max_order=max_order, dtype=dtype)(graph)
 
     @staticmethod
-    def operators(data: SimplicialComplexData, k: int) -> Tuple[Tensor, ...]:
+    def operators(data: SimplicialComplexData, k: int) -> SimplicialOperators:
+        """The order-k operators, as the layers take them."""
+        return data.operators(k)
+
+    @staticmethod
+    def legacy(data: SimplicialComplexData, k: int) -> Tuple[Tensor, ...]:
         """(up_index, up_weight, down_index, down_weight, hodge_index,
-        hodge_weight) of order k, as SANConv takes them."""
+        hodge_weight) of order k, the layers' earlier (still accepted) input."""
         return (*data.up_laplacian(k), *data.down_laplacian(k),
                 *data.hodge_laplacian(k))
 
@@ -55,6 +61,12 @@ class Kit:
                                        check_invariants=True).to_dense()
 
     @staticmethod
+    def scaled(laplacian: Tensor) -> Tensor:
+        """A dense Laplacian divided by its largest eigenvalue (the fixed
+        layers' normalisation)."""
+        return laplacian / torch.linalg.eigvalsh(laplacian)[-1]
+
+    @staticmethod
     def tap_weights(conv) -> Tuple[Tensor, ...]:
         """The filter weights W_p [F_in, F_out] of each tap block of a
         single-head layer, in the order of `conv.lin`."""
@@ -64,16 +76,16 @@ class Kit:
     @classmethod
     def setup_edges(cls, seed: int = 0):
         """A complex with some edges in no triangle, a signal on its edges and
-        its order-1 operators (sparse and dense)."""
+        its order-1 operators (as the layers take them, and dense)."""
         torch.manual_seed(seed)
         data = cls.delaunay(13, seed=seed, drop_triangles=2)
         x = torch.randn(data.num_simplices(1), 3, dtype=torch.float64)
-        return x, cls.operators(data, 1), cls.dense_operators(data, 1)
+        return x, data.operators(1), cls.dense_operators(data, 1)
 
     @classmethod
     def dense_operators(cls, data: SimplicialComplexData, k: int) -> Tuple[Tensor, ...]:
         """Dense (L_up, L_down, L_hodge) of order k."""
-        n, ops = data.num_simplices(k), cls.operators(data, k)
+        n, ops = data.num_simplices(k), cls.legacy(data, k)
         return tuple(cls.dense(ops[i], ops[i + 1], n) for i in (0, 2, 4))
 
 

@@ -25,19 +25,16 @@ from typing import Dict, Iterator, List, Sequence, Tuple
 import gudhi
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse.linalg import eigsh
-from threadpoolctl import ThreadpoolController
+import torch
+
+# The eigenvalue solver lives with the sparse operators (which scale by it too).
+from torch_geometric_san.sparse.operator import (  # noqa: F401
+    DENSE_EIGEN_LIMIT, EIGEN_TOL, largest_eigenvalue)
 
 _INT64_MAX = int(np.iinfo(np.int64).max)
 
-#: Matrices up to this size get their largest eigenvalue from a dense solver.
-DENSE_EIGEN_LIMIT = 512
-#: Relative tolerance of the Lanczos solver for larger matrices.
-EIGEN_TOL = 1e-6
 #: Simplices taken from GUDHI's iterator at a time.
 _CHUNK = 1 << 18
-#: The BLAS libraries loaded with NumPy and SciPy (scanning them takes milliseconds).
-_THREADPOOLS = ThreadpoolController()
 
 
 def row_keys(rows: np.ndarray, base: int) -> np.ndarray:
@@ -320,33 +317,8 @@ def check_chain_complex(boundaries: Sequence[sp.csc_array]) -> None:
                 f"of B_{k + 1} are inconsistent with B_{k}")
 
 
-def largest_eigenvalue(matrix: sp.sparray) -> float:
-    r"""The largest eigenvalue of a symmetric positive semi-definite sparse matrix.
-
-    Dense and exact up to :data:`DENSE_EIGEN_LIMIT` rows, Lanczos
-    (:func:`scipy.sparse.linalg.eigsh`, relative tolerance :data:`EIGEN_TOL`, fixed
-    start vector, one BLAS thread) above.
-
-    Args:
-        matrix (scipy.sparse.sparray): A symmetric positive semi-definite matrix.
-
-    Returns:
-        float: :math:`\lambda_{\max}`, or ``0.0`` for a matrix without non-zeros.
-    """
-    n = matrix.shape[0]
-    if matrix.nnz == 0:
-        return 0.0
-    if n <= DENSE_EIGEN_LIMIT:
-        return float(np.linalg.eigvalsh(matrix.toarray().astype(np.float64))[-1])
-    v0 = np.random.default_rng(0).uniform(0.5, 1.5, n)
-    # ARPACK's vector operations are too small to gain from BLAS threads, and on a busy
-    # machine waiting for them made the solve 3-5 times slower (measured at 1e5 edges).
-    with _THREADPOOLS.limit(limits=1, user_api='blas'):
-        return float(eigsh(matrix.astype(np.float64), k=1, which='LA', tol=EIGEN_TOL,
-                           v0=v0, return_eigenvectors=False)[0])
-
-
-def hodge_laplacians(boundaries: Sequence[sp.csc_array], num_nodes: int) -> Iterator[
+def hodge_laplacians(boundaries: Sequence[sp.csc_array], num_nodes: int,
+                     dtype: torch.dtype = torch.float32) -> Iterator[
         Tuple[int, sp.csr_array, sp.csr_array, sp.csr_array, float]]:
     r"""Yields, per order ``k = 0..K``, the down, up and Hodge Laplacians and
     :math:`\lambda_{\max}(\mathbf{L}_k)`.
@@ -365,12 +337,15 @@ def hodge_laplacians(boundaries: Sequence[sp.csc_array], num_nodes: int) -> Iter
         boundaries (Sequence[scipy.sparse.csc_array]): :math:`\mathbf{B}_1, \ldots,
             \mathbf{B}_K`.
         num_nodes (int): :math:`N_0`.
+        dtype (torch.dtype, optional): The precision the eigenvalues are needed in
+            (see :func:`largest_eigenvalue`).
 
     Yields:
         (int, scipy.sparse.csr_array, scipy.sparse.csr_array, scipy.sparse.csr_array,
-        float): ``k``, :math:`\mathbf{L}_k^{(d)}`, :math:`\mathbf{L}_k^{(u)}`,
+        float, float): ``k``, :math:`\mathbf{L}_k^{(d)}`, :math:`\mathbf{L}_k^{(u)}`,
         :math:`\mathbf{L}_k` (CSR with sorted indices, ``float32``) and the largest
-        eigenvalue of :math:`\mathbf{L}_k`.
+        eigenvalues of :math:`\mathbf{L}_k^{(d)}` and :math:`\mathbf{L}_k^{(u)}`
+        (that of :math:`\mathbf{L}_k` is the larger of the two).
     """
     down, s_down = _zero(num_nodes), 0.0  # L_0^(d) = 0
     for k in range(len(boundaries) + 1):
@@ -378,7 +353,8 @@ def hodge_laplacians(boundaries: Sequence[sp.csc_array], num_nodes: int) -> Iter
             columns = boundaries[k]
             rows = columns.tocsr()  # CSR @ CSR products need no further conversion
             up, next_down = _sorted(rows @ columns.T), _sorted(columns.T @ rows)
-            s_up = largest_eigenvalue(min(up, next_down, key=lambda m: m.shape[0]))
+            s_up = largest_eigenvalue(min(up, next_down, key=lambda m: m.shape[0]),
+                                      dtype)
         else:
             up, next_down, s_up = _zero(down.shape[0]), None, 0.0
         if up.nnz == 0:
@@ -387,7 +363,7 @@ def hodge_laplacians(boundaries: Sequence[sp.csc_array], num_nodes: int) -> Iter
             hodge = up
         else:
             hodge = _sorted(down + up)
-        yield k, down, up, hodge, max(s_down, s_up)
+        yield k, down, up, hodge, s_down, s_up
         down, s_down = next_down, s_up
 
 

@@ -11,9 +11,10 @@ from torch import Tensor
 from torch_geometric.data import Batch, Data
 
 from torch_geometric_san.data import algebra
+from torch_geometric_san.sparse import SimplicialOperators, SparseOperator
 
 #: Attributes the constructors compute; the name of a feature cannot be one of them.
-_COMPUTED = re.compile(r'(simplices|(boundary|down|up|hodge)_(index|weight))_(\d+)')
+_COMPUTED = re.compile(r'(simplices|spectrum|(boundary|down|up|hodge)_(index|weight))_(\d+)')
 _INCREMENTED = re.compile(r'(simplices|boundary_index|down_index|up_index|'
                           r'hodge_index)_(\d+)')
 _FEATURE = re.compile(r'x_(\d+)')
@@ -288,8 +289,8 @@ class SimplicialComplexData(Data):
                 np.ascontiguousarray(simplices[k], dtype=np.int64))
             attrs[f'boundary_index_{k}'] = _index(B)
             attrs[f'boundary_weight_{k}'] = _weight(B, dtype)
-        for k, down, up, hodge, lam in algebra.hodge_laplacians(boundaries,
-                                                                len(simplices[0])):
+        for k, down, up, hodge, s_down, s_up in algebra.hodge_laplacians(
+                boundaries, len(simplices[0]), dtype):
             stored = {'down': down if k > 0 else None,
                       'up': up if k < len(boundaries) else None}
             for name, matrix in stored.items():
@@ -299,8 +300,10 @@ class SimplicialComplexData(Data):
             same = [name for name, matrix in stored.items() if matrix is hodge]
             attrs[f'hodge_index_{k}'] = (attrs[f'{same[0]}_index_{k}'] if same else
                                          _index(hodge))
+            lam = max(s_down, s_up)
             attrs[f'hodge_weight_{k}'] = _weight(hodge, dtype,
                                                  1.0 / lam if lam > 0 else 1.0)
+            attrs[f'spectrum_{k}'] = torch.tensor([[s_down, s_up]], dtype=dtype)
         return cls(**attrs)
 
     # Accessors ---------------------------------------------------------------------
@@ -337,6 +340,59 @@ class SimplicialComplexData(Data):
         r"""The normalised Hodge Laplacian :math:`\tilde{\mathbf{L}}_k` (largest
         eigenvalue 1) as ``(index, weight)``."""
         return self._operator('hodge', k)
+
+    def operators(self, k: int) -> SimplicialOperators:
+        r"""The operators of the k-simplices as one value (upper, lower and
+        normalised Hodge Laplacians, boundary :math:`\mathbf{B}_k` and coboundary
+        :math:`\mathbf{B}_{k+1}^{\top}`), which every layer takes:
+        ``conv(data.x_1, data.operators(1))``.
+
+        Building it costs a few references; the forms the layers derive from it
+        (compressed rows, neighbourhoods, ...) are computed on first use and kept on
+        the value, so pass the same value to every layer of a model. On a batch the
+        operators are block-diagonal, and the spectral normalisation of the fixed
+        layers (:meth:`~torch_geometric_san.sparse.SparseOperator.scaled`) uses the
+        largest eigenvalue of each complex (``spectrum_k``).
+
+        Args:
+            k (int): The order.
+
+        Returns:
+            SimplicialOperators: The operators; absent ones (the lower Laplacian and
+            boundary of order 0, the upper Laplacian and coboundary of order
+            :math:`K`) are empty.
+        """
+        self._check_k(k)
+        n = self.num_simplices(k)
+        eigenvalues = self._row_eigenvalues(k)
+
+        def square(name: str, column: int) -> SparseOperator:
+            index, weight = self._operator(name, k)
+            return SparseOperator(index, weight, n, eigenvalues[:, column]
+                                  if eigenvalues is not None and column >= 0 else None)
+
+        def incidence(j: int) -> SparseOperator:
+            # B_j^T, [N_j, N_{j-1}] (faces to simplices), as stored; empty for
+            # j = 0 and j = K + 1.
+            index, weight = (self._operator('boundary', j) if 1 <= j <= self.order
+                             else self._operator('boundary', 0))
+            shape = (self.num_simplices(j) if j <= self.order else 0,
+                     self.num_simplices(j - 1) if j >= 1 else 0)
+            return SparseOperator(index, weight, shape)
+
+        return SimplicialOperators.from_transposed_boundary(
+            n, incidence(k), up=square('up', 1), down=square('down', 0),
+            hodge=square('hodge', -1), coboundary=incidence(k + 1))
+
+    def _row_eigenvalues(self, k: int) -> Optional[Tensor]:
+        # (lambda_max(L_k^(d)), lambda_max(L_k^(u))) of each k-simplex's complex,
+        # [N_k, 2]; None for complexes made before they were stored.
+        if f'spectrum_{k}' not in self:
+            return None
+        spectrum = self[f'spectrum_{k}']
+        if spectrum.size(0) == 1:
+            return spectrum.expand(self.num_simplices(k), 2)
+        return spectrum[self.simplex_batch(k)]
 
     def simplex_batch(self, k: int) -> Tensor:
         r"""The vector ``[N_k]`` mapping each k-simplex to the index of its complex in
@@ -530,5 +586,7 @@ def _index(matrix: Union[sp.csr_array, sp.csc_array]) -> Tensor:
 
 def _weight(matrix: Union[sp.csr_array, sp.csc_array], dtype: torch.dtype,
             scale: float = 1.0) -> Tensor:
-    data = matrix.data if scale == 1.0 else matrix.data * scale
+    # Scaled in double precision (the integer entries are exact in float32), so
+    # that float64 weights are exact to float64.
+    data = matrix.data if scale == 1.0 else matrix.data.astype(np.float64) * scale
     return torch.from_numpy(data).to(dtype)

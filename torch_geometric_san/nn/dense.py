@@ -32,7 +32,9 @@ def dense_san_conv(
         conv (SANConv): The layer whose parameters and options are used
             (attention dropout is not applied).
         x (torch.Tensor): Simplex features :math:`(N, F_{in})`.
-        up (torch.Tensor, optional): Dense upper Laplacian :math:`(N, N)`.
+        up (torch.Tensor, optional): Dense upper Laplacian :math:`(N, N)` (of
+            one complex; divided by its largest eigenvalue here where the layer
+            normalises).
         down (torch.Tensor, optional): Dense lower Laplacian :math:`(N, N)`.
         hodge (torch.Tensor, optional): Dense Hodge Laplacian scaled to
             largest eigenvalue 1 :math:`(N, N)`.
@@ -48,6 +50,8 @@ def dense_san_conv(
     for branch, lap in (('up', up), ('down', down)):
         if branch not in taps or lap is None:
             continue
+        if conv.attention is None and conv.normalize and lap.abs().sum() > 0:
+            lap = lap / torch.linalg.eigvalsh(lap)[-1]
         for head in range(H):
             h = torch.stack([t[:, head] for t in taps[branch]], dim=1)  # [N, J, C]
             A = lap if conv.attention is None else _attention_matrix(

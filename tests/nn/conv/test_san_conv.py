@@ -1,3 +1,5 @@
+import pickle
+
 import pytest
 import torch
 
@@ -6,7 +8,7 @@ from torch_geometric.nn import GATConv
 from torch_geometric.typing import WITH_TORCH_SPARSE, SparseTensor
 from torch_geometric.utils import scatter
 
-from torch_geometric_san.nn import SANConv, dense_san_conv
+from torch_geometric_san.nn import SANConv, SCNConv, SCNNConv, SNNConv, dense_san_conv
 
 CONFIGS = [
     dict(),
@@ -26,21 +28,44 @@ def make_conv(in_channels=3, out_channels=4, **kwargs):
     return SANConv(in_channels, out_channels, **kwargs).double()
 
 
-# Input channels below the output channels: the layer propagates the input and
-# applies the filter weights after; above: Horner's rule on the filter taps.
+# Every propagation path against the dense equations: input channels below the
+# output channels propagate the input and apply the filter weights after (1 or 3),
+# above (6) Horner's rule on the filter taps; with several heads, attention
+# coefficients per head are applied by gathering for 1-2 features per head (1
+# input channel, or 2 output channels) and through the block-diagonal operator
+# above; fixed values in one product over all heads.
 @pytest.mark.parametrize('config', CONFIGS)
-@pytest.mark.parametrize('fuse', [True, False])
-@pytest.mark.parametrize('in_channels', [3, 6])
-def test_matches_dense_equations(kit, config, fuse, in_channels):
+@pytest.mark.parametrize('in_channels,out_channels', [(1, 4), (3, 4), (6, 4), (6, 2)])
+def test_matches_dense_equations(kit, config, in_channels, out_channels):
     data = kit.delaunay(14, seed=1)
     x = torch.randn(data.num_simplices(1), in_channels, dtype=torch.float64)
-    conv = make_conv(in_channels, **config)
-    conv.fuse = fuse  # False: PyG's gather/scatter path through message()
-    out = conv(x, *kit.operators(data, 1))
+    conv = make_conv(in_channels, out_channels, **config)
+    out = conv(x, kit.operators(data, 1))
     expected = dense_san_conv(conv, x, *kit.dense_operators(data, 1))
     heads = conv.heads if conv.concat else 1
-    assert out.shape == (x.size(0), 4 * heads)
+    assert out.shape == (x.size(0), out_channels * heads)
     assert torch.allclose(out, expected, atol=1e-12)
+
+
+@pytest.mark.parametrize('conv_cls', [SCNNConv, SNNConv, SCNConv])
+def test_fixed_layers_normalise_per_complex(kit, conv_cls):
+    # Each complex of a batch is scaled by its own largest eigenvalues, as alone.
+    complexes = [kit.delaunay(9, seed=3), kit.clique(8, 0.6, seed=4, max_order=2)]
+    for data in complexes:
+        data.x_1 = torch.randn(data.num_simplices(1), 3, dtype=torch.float64)
+    torch.manual_seed(0)
+    conv = conv_cls(3, 4).double()
+    batch = next(iter(DataLoader(complexes, batch_size=2)))
+    out = conv(batch.x_1, batch.operators(1))
+    alone = [conv(d.x_1, d.operators(1)) for d in complexes]
+    assert torch.allclose(out, torch.cat(alone), atol=1e-12)
+    up, down, hodge = kit.dense_operators(complexes[0], 1)
+    expected = dense_san_conv(conv, complexes[0].x_1, up, down, hodge)
+    assert torch.allclose(alone[0], expected, atol=1e-12)
+    raw = conv_cls(3, 4, normalize=False).double()
+    raw.load_state_dict(conv.state_dict())
+    assert not torch.allclose(raw(complexes[0].x_1, complexes[0].operators(1)),
+                              alone[0])
 
 
 @pytest.mark.parametrize('k', [0, 1, 2, 3])
@@ -48,14 +73,14 @@ def test_every_order(kit, k):
     data = kit.clique(10, 0.7, seed=1)  # order 3: nodes have no down, tetrahedra no up
     x = torch.randn(data.num_simplices(k), 3, dtype=torch.float64)
     conv = make_conv(J_up=2, J_down=2, J_harmonic=3, heads=2)
-    out = conv(x, *kit.operators(data, k))
+    out = conv(x, kit.operators(data, k))
     assert torch.allclose(out, dense_san_conv(conv, x, *kit.dense_operators(data, k)),
                           atol=1e-12)
 
 
 def test_missing_operator_contributes_zero(kit):
     data = kit.delaunay(10)
-    up_index, up_weight, _, _, hodge_index, hodge_weight = kit.operators(data, 0)
+    up_index, up_weight, _, _, hodge_index, hodge_weight = kit.legacy(data, 0)
     x = torch.randn(data.num_simplices(0), 3, dtype=torch.float64)
     conv = make_conv(J_up=2, J_down=2, J_harmonic=2)
     empty = torch.empty(2, 0, dtype=torch.long), torch.empty(0, dtype=torch.float64)
@@ -77,7 +102,7 @@ def test_empty_neighbourhoods_give_zero_messages(kit, add_self_loops):
     # No triangles at all: the upper Laplacian of the edges is [2, 0].
     data = kit.delaunay(10, drop_triangles=10 ** 6)
     assert data.num_simplices(2) == 0
-    up_index, up_weight, down_index, down_weight, *_ = kit.operators(data, 1)
+    up_index, up_weight, down_index, down_weight, *_ = kit.legacy(data, 1)
     assert up_index.shape == (2, 0)
     x = torch.randn(data.num_simplices(1), 3, dtype=torch.float64)
     conv = make_conv(J_up=2, J_down=1, J_harmonic=None, bias=False,
@@ -100,7 +125,7 @@ def test_empty_neighbourhoods_give_zero_messages(kit, add_self_loops):
 def test_partially_empty_up_neighbourhood(kit):
     # Some edges lie in no triangle: their upper rows are empty (no self-loop).
     data = kit.delaunay(12, drop_triangles=6)
-    ops = kit.operators(data, 1)
+    ops = kit.legacy(data, 1)
     x = torch.randn(data.num_simplices(1), 3, dtype=torch.float64)
     conv = make_conv(J_up=2, J_down=0, J_harmonic=None, bias=False)
     out = conv(x, *ops)
@@ -138,7 +163,7 @@ def test_gat_is_a_special_case(heads, concat):
 @pytest.mark.parametrize('orientation_equivariant', [False, True])
 def test_attention_sums_to_one_per_neighbourhood(kit, orientation_equivariant):
     data = kit.delaunay(14, drop_triangles=4)
-    ops = kit.operators(data, 1)
+    ops = kit.legacy(data, 1)
     x = torch.randn(2, data.num_simplices(1), 3, dtype=torch.float64)
     conv = make_conv(J_up=2, J_down=2, heads=3,
                      orientation_equivariant=orientation_equivariant)
@@ -155,7 +180,7 @@ def test_attention_sums_to_one_per_neighbourhood(kit, orientation_equivariant):
 def test_permutation_equivariance(kit):
     data = kit.delaunay(14, seed=3)
     n = data.num_simplices(1)
-    ops = kit.operators(data, 1)
+    ops = kit.legacy(data, 1)
     x = torch.randn(n, 3, dtype=torch.float64)
     conv = make_conv(J_up=2, J_down=2, J_harmonic=3, heads=2)
     perm = torch.randperm(n)
@@ -168,7 +193,7 @@ def test_permutation_equivariance(kit):
 
 
 def _hops(kit, data, k, n_hops):
-    up, _, down, _, _, _ = kit.operators(data, k)
+    up, _, down, _, _, _ = kit.legacy(data, k)
     n = data.num_simplices(k)
     adj = (kit.dense(up, None, n) + kit.dense(down, None, n) + torch.eye(n)) > 0
     reach = torch.eye(n, dtype=torch.bool)
@@ -189,13 +214,13 @@ def test_locality(kit, J):
     inside = (reach[i] & ~_hops(kit, data, 1, J - 1)[i]).nonzero().view(-1)
     assert outside.numel() > 0 and inside.numel() > 0
     x = torch.randn(n, 3, dtype=torch.float64)
-    out = conv(x, *ops)
+    out = conv(x, ops)
     changed = x.clone()
     changed[outside] += torch.randn(outside.numel(), 3, dtype=torch.float64)
-    assert torch.allclose(conv(changed, *ops)[i], out[i], atol=1e-12)
+    assert torch.allclose(conv(changed, ops)[i], out[i], atol=1e-12)
     changed = x.clone()
     changed[inside[0]] += 1.0  # J hops away: must matter
-    assert not torch.allclose(conv(changed, *ops)[i], out[i])
+    assert not torch.allclose(conv(changed, ops)[i], out[i])
 
 
 def test_batch_of_two_complexes_equals_each_alone(kit):
@@ -206,8 +231,8 @@ def test_batch_of_two_complexes_equals_each_alone(kit):
         complexes.append(data)
     batch = next(iter(DataLoader(complexes, batch_size=2)))
     conv = make_conv(J_up=2, J_down=2, J_harmonic=3, heads=2)
-    out = conv(batch.x_1, *kit.operators(batch, 1))
-    alone = torch.cat([conv(d.x_1, *kit.operators(d, 1)) for d in complexes])
+    out = conv(batch.x_1, kit.operators(batch, 1))
+    alone = torch.cat([conv(d.x_1, kit.operators(d, 1)) for d in complexes])
     assert torch.allclose(out, alone, atol=1e-12)
 
 
@@ -223,10 +248,10 @@ def test_batched_signals_equal_separate_runs(kit, config, in_channels):
     x = torch.randn(4, data.num_simplices(1), in_channels, dtype=torch.float64)
     conv = make_conv(in_channels, **config)
     attention = conv.attention is not None or None
-    result = conv(x, *ops, return_attention_weights=attention)
+    result = conv(x, ops, return_attention_weights=attention)
     out = result[0] if isinstance(result, tuple) else result
     for b in range(x.size(0)):
-        single = conv(x[b], *ops, return_attention_weights=attention)
+        single = conv(x[b], ops, return_attention_weights=attention)
         if isinstance(single, tuple):
             for (index, alpha), (index_b, alpha_b) in zip(result[1], single[1]):
                 assert torch.equal(index, index_b)
@@ -247,11 +272,11 @@ def test_gradcheck(kit, config, shape):
     in_channels = 1 if shape else 2
     x = torch.randn(*shape, data.num_simplices(1), in_channels, dtype=torch.float64,
                     requires_grad=True)
-    conv = make_conv(in_channels, 2, cached=True, **config)
+    conv = make_conv(in_channels, 2, **config)
     params = tuple(conv.parameters())
 
     def fn(x, *params):
-        return conv(x, *ops)
+        return conv(x, ops)
 
     assert torch.autograd.gradcheck(fn, (x, *params))
 
@@ -260,8 +285,8 @@ def test_gradgradcheck(kit):
     data = kit.delaunay(6, seed=8)
     ops = kit.operators(data, 1)
     x = torch.randn(data.num_simplices(1), 2, dtype=torch.float64, requires_grad=True)
-    conv = make_conv(2, 2, J_up=2, J_down=1, J_harmonic=1, cached=True)
-    assert torch.autograd.gradgradcheck(lambda x: conv(x, *ops), (x, ), fast_mode=True)
+    conv = make_conv(2, 2, J_up=2, J_down=1, J_harmonic=1)
+    assert torch.autograd.gradgradcheck(lambda x: conv(x, ops), (x, ), fast_mode=True)
 
 
 def test_torch_compile_gives_the_same_output(kit):
@@ -269,11 +294,11 @@ def test_torch_compile_gives_the_same_output(kit):
     ops = kit.operators(data, 1)
     x = torch.randn(data.num_simplices(1), 3, dtype=torch.float64, requires_grad=True)
     conv = make_conv(J_up=2, J_down=2, J_harmonic=2, heads=2)
-    expected = conv(x, *ops)
+    expected = conv(x, ops)
     grad = torch.randn_like(expected)
     expected_grads = torch.autograd.grad(expected, (x, *conv.parameters()), grad)
     compiled = torch.compile(conv)
-    out = compiled(x, *ops)
+    out = compiled(x, ops)
     assert torch.allclose(out, expected, atol=1e-10)
     grads = torch.autograd.grad(out, (x, *conv.parameters()), grad)
     for actual, wanted in zip(grads, expected_grads):
@@ -286,8 +311,8 @@ def test_cuda_matches_cpu(kit):
     ops = kit.operators(data, 1)
     x = torch.randn(2, data.num_simplices(1), 3, dtype=torch.float64)
     conv = make_conv(J_up=2, J_down=2, J_harmonic=3, heads=2)
-    expected = conv(x, *ops)
-    out = conv.cuda()(x.cuda(), *[t.cuda() for t in ops])
+    expected = conv(x, ops)
+    out = conv.cuda()(x.cuda(), ops.to('cuda'))
     assert out.is_cuda
     assert torch.allclose(out.cpu(), expected, atol=1e-10)
     out.sum().backward()
@@ -295,7 +320,7 @@ def test_cuda_matches_cpu(kit):
 
 def test_sparse_tensor_inputs(kit):
     data = kit.delaunay(12, seed=11)
-    ops = kit.operators(data, 1)
+    ops = kit.legacy(data, 1)
     n = data.num_simplices(1)
     x = torch.randn(n, 3, dtype=torch.float64)
     conv = make_conv(J_up=2, J_down=2, J_harmonic=2, orientation_equivariant=True)
@@ -317,7 +342,7 @@ def test_sparse_tensor_inputs(kit):
                     "(or blocked by TGSAN_WITHOUT_EXTENSIONS=1)")
 def test_torch_sparse_inputs(kit):
     data = kit.delaunay(12, seed=11)
-    ops = kit.operators(data, 1)
+    ops = kit.legacy(data, 1)
     n = data.num_simplices(1)
     x = torch.randn(n, 3, dtype=torch.float64)
     conv = make_conv(J_up=2, J_down=2, J_harmonic=2, orientation_equivariant=True)
@@ -327,39 +352,35 @@ def test_torch_sparse_inputs(kit):
     assert torch.allclose(out, conv(x, *ops), atol=1e-12)
 
 
-def test_cached_operators(kit):
+def test_layers_keep_no_operator_state(kit):
+    # The derived forms live on the operators: a layer pickles after a forward
+    # pass, and two complexes in turn give each its own output.
     first, second = kit.delaunay(10, seed=12), kit.delaunay(11, seed=13)
-    conv = make_conv(J_up=2, J_down=2, J_harmonic=2, cached=True)
+    conv = make_conv(J_up=2, J_down=2, J_harmonic=2)
+    ops = kit.operators(first, 1)
     x = torch.randn(first.num_simplices(1), 3, dtype=torch.float64)
-    out = conv(x, *kit.operators(first, 1))
-    # Later calls reuse the first operators, whatever is passed:
-    assert torch.equal(conv(x, *kit.operators(first, 1)), out)
-    assert torch.equal(conv(x), out)
-    conv.reset_parameters()  # clears the cache
-    x = torch.randn(second.num_simplices(1), 3, dtype=torch.float64)
-    assert torch.allclose(conv(x, *kit.operators(second, 1)),
-                          dense_san_conv(conv, x, *kit.dense_operators(second, 1)))
+    out = conv(x, ops)
+    assert ops.up._cache and ops.hodge._cache  # derived once, kept on the value
+    copy = pickle.loads(pickle.dumps(conv))
+    assert torch.equal(copy(x, ops), out)
+    y = torch.randn(second.num_simplices(1), 3, dtype=torch.float64)
+    assert torch.allclose(conv(y, kit.operators(second, 1)),
+                          dense_san_conv(conv, y, *kit.dense_operators(second, 1)))
+    assert torch.equal(conv(x, ops), out)
 
 
-def test_operators_are_reused_only_for_the_same_unmodified_tensors(kit):
+def test_legacy_inputs_equal_the_operators_value(kit):
     data = kit.delaunay(10, seed=12)
-    ops = [t.clone() for t in kit.operators(data, 1)]
     x = torch.randn(data.num_simplices(1), 3, dtype=torch.float64)
-    conv = make_conv(J_up=2, J_down=2, J_harmonic=2, attention=None)
-    out = conv(x, *ops)
-    built = conv._last_operators[1]
-    assert torch.equal(conv(x, *ops), out)
-    assert conv._last_operators[1] is built  # same tensors: reused
-    ops[1].mul_(2.0)  # in place: the version counter changes
-    doubled = conv(x, *ops)
-    assert conv._last_operators[1] is not built
-    assert torch.allclose(doubled, dense_san_conv(conv, x, *[
-        kit.dense(ops[i], ops[i + 1], x.size(0)) for i in (0, 2, 4)]))
-    assert not torch.allclose(doubled, out)
-    copies = [t.clone() for t in ops]  # equal values, other objects: rebuilt
-    built = conv._last_operators[1]
-    assert torch.allclose(conv(x, *copies), doubled)
-    assert conv._last_operators[1] is not built
+    for config in (dict(J_harmonic=2), dict(attention=None, normalize=True)):
+        conv = make_conv(J_up=2, J_down=2, **config)
+        expected = conv(x, data.operators(1))
+        assert torch.allclose(conv(x, *kit.legacy(data, 1)), expected, atol=1e-12)
+        ups, downs, hodges = (kit.legacy(data, 1)[i:i + 2] for i in (0, 2, 4))
+        named = conv(x, up_index=ups[0], up_weight=ups[1], down_index=downs[0],
+                     down_weight=downs[1], hodge_index=hodges[0],
+                     hodge_weight=hodges[1])
+        assert torch.allclose(named, expected, atol=1e-12)
 
 
 def test_attention_dropout(kit):
@@ -368,9 +389,9 @@ def test_attention_dropout(kit):
     x = torch.randn(data.num_simplices(1), 3, dtype=torch.float64)
     conv = make_conv(J_up=2, J_down=2, dropout=0.5)
     conv.eval()
-    assert torch.equal(conv(x, *ops), conv(x, *ops))
+    assert torch.equal(conv(x, ops), conv(x, ops))
     conv.train()
-    assert not torch.allclose(conv(x, *ops), conv(x, *ops))
+    assert not torch.allclose(conv(x, ops), conv(x, ops))
 
 
 def test_reset_parameters_and_gain():
@@ -392,6 +413,11 @@ def test_reset_parameters_and_gain():
     (dict(eps=0.0), "eps"),
     (dict(eps=2.5), "eps"),
     (dict(heads=0), "heads"),
+    (dict(heads=True), "heads"),
+    (dict(J_up=True), "J_up"),
+    (dict(negative_slope=float('nan')), "negative_slope"),
+    (dict(eps=float('nan')), "eps"),
+    (dict(dropout='0.1'), "dropout"),
     (dict(dropout=1.0), "dropout"),
     (dict(attention='both'), "attention"),
     (dict(attention='shared', J_up=2, J_down=1), "J_up == J_down"),
@@ -404,7 +430,7 @@ def test_invalid_configuration(kwargs, match):
 
 def test_invalid_inputs(kit):
     data = kit.delaunay(10)
-    ops = kit.operators(data, 1)
+    ops = kit.legacy(data, 1)
     n = data.num_simplices(1)
     x = torch.randn(n, 3, dtype=torch.float64)
     conv = make_conv(J_harmonic=2)
@@ -425,18 +451,49 @@ def test_invalid_inputs(kit):
     with pytest.raises(ValueError, match="hodge_weight"):
         conv(x, *ops[:5], None)
     fixed = make_conv(attention=None)
-    with pytest.raises(ValueError, match="up_weight' is required"):
+    with pytest.raises(ValueError, match=r"values of the 'up' operator \('up_weight'\)"):
         fixed(x, ops[0], None, *ops[2:])
     with pytest.raises(ValueError, match="needs attention"):
         fixed(x, *ops, return_attention_weights=True)
     equivariant = make_conv(orientation_equivariant=True)
-    with pytest.raises(ValueError, match="down_weight' is required"):
+    with pytest.raises(ValueError, match=r"signs of the 'down' operator"):
         equivariant(x, *ops[:3], None, *ops[4:])
     with pytest.raises(ValueError, match="carries its own values"):
         conv(x, torch.sparse_coo_tensor(ops[0].flip(0), ops[1], (n, n),
                                         check_invariants=True), ops[1], *ops[2:])
     with pytest.raises(TypeError, match="index tensor"):
         conv(x, ops[0].tolist(), *ops[1:])
+    # A sparse operator declared for another number of simplices than x has:
+    small = torch.sparse_coo_tensor(torch.tensor([[0, 1], [1, 0]]), torch.ones(2),
+                                    (3, 3)).double()
+    with pytest.raises(ValueError, match="declared 3 x 3"):
+        conv(x[:5], small)
+    with pytest.raises(ValueError, match="operators are for"):
+        conv(x[:5], data.operators(1))
+    with pytest.raises(TypeError, match="further operator arguments"):
+        conv(x, data.operators(1), ops[1])
+    with pytest.raises(TypeError, match="unexpected operator arguments"):
+        conv(x, up=ops[0])
+    with pytest.raises(TypeError, match="given twice"):
+        conv(x, ops[0], up_index=ops[0])
+    with pytest.raises(TypeError, match="float32"):
+        conv(x.float(), data.operators(1))
+    with pytest.raises(TypeError, match="not supported on the CPU"):
+        conv.to(torch.bfloat16)(x.bfloat16(), data.operators(1))
+
+
+@pytest.mark.parametrize('config', CONFIGS)
+def test_zero_simplices_give_an_empty_output(kit, config):
+    # A complex without triangles has no 2-simplices: x_2 is [0, F].
+    data = kit.delaunay(8, drop_triangles=10 ** 6)
+    assert data.num_simplices(2) == 0
+    conv = make_conv(**config)
+    x = torch.zeros(0, 3, dtype=torch.float64, requires_grad=True)
+    out = conv(x, data.operators(2))
+    heads = conv.heads if conv.concat else 1
+    assert out.shape == (0, 4 * heads)
+    out.sum().backward()  # every parameter gets a (zero) gradient
+    assert all(p.grad is not None for p in conv.parameters())
 
 
 def _flip(ops, d):
@@ -452,7 +509,7 @@ def _flip(ops, d):
 @pytest.mark.parametrize('k,seed', [(1, 0), (1, 1), (2, 2), (2, 3)])
 def test_orientation_equivariance(kit, k, seed):
     data = kit.clique(10, 0.7, seed=seed) if k == 2 else kit.delaunay(14, seed=seed)
-    ops = kit.operators(data, k)
+    ops = kit.legacy(data, k)
     n = data.num_simplices(k)
     assert ops[0].numel() > 0 and ops[2].numel() > 0  # both branches present
     torch.manual_seed(seed)
@@ -493,7 +550,7 @@ def test_every_parameter_gets_a_gradient(kit, config, case, missing):
         k, data = 0, kit.delaunay(10)
     else:
         k, data = 1, kit.delaunay(10, drop_triangles=10 ** 6)
-    ops = list(kit.operators(data, k))
+    ops = list(kit.legacy(data, k))
     if case == 'no operators':
         ops[:4] = [None] * 4
     x = torch.randn(data.num_simplices(k), 3, dtype=torch.float64)

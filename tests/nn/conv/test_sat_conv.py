@@ -22,7 +22,7 @@ def test_sat_shares_one_attention(kit):
     hu, hd = x @ Wu, x @ Wd
     expected = (dense_attention(a_src, a_dst, hu, Lu) @ hu
                 + dense_attention(a_src, a_dst, hd, Ld) @ hd + conv.bias)
-    assert torch.allclose(conv(x, *ops[:4]), expected, atol=1e-12)
+    assert torch.allclose(conv(x, ops), expected, atol=1e-12)
 
 
 def test_separate_attention_differs_from_shared(kit):
@@ -34,9 +34,9 @@ def test_separate_attention_differs_from_shared(kit):
     for branch in ('up', 'down'):
         for role in ('_src', '_dst'):
             separate.att[branch + role].data.copy_(shared.att['shared' + role].data)
-    assert torch.allclose(separate(x, *ops[:4]), shared(x, *ops[:4]))
+    assert torch.allclose(separate(x, ops), shared(x, ops))
     separate.att['down_src'].data.mul_(-3.0)
-    assert not torch.allclose(separate(x, *ops[:4]), shared(x, *ops[:4]))
+    assert not torch.allclose(separate(x, ops), shared(x, ops))
 
 
 def test_sat_repr():

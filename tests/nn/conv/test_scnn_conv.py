@@ -8,6 +8,7 @@ from torch_geometric_san.nn import SCNNConv
 def test_scnn_is_the_scn_layer_formula(kit, J_up, J_down):
     # eq. SCN_layer_matrix of the paper with P = I (J_h = 0), no attention.
     x, ops, (Lu, Ld, _) = kit.setup_edges(seed=0)
+    Lu, Ld = kit.scaled(Lu), kit.scaled(Ld)  # normalize=True
     conv = SCNNConv(3, 4, J_up=J_up, J_down=J_down).double()
     torch.nn.init.normal_(conv.bias)
     W = kit.tap_weights(conv)
@@ -16,16 +17,17 @@ def test_scnn_is_the_scn_layer_formula(kit, J_up, J_down):
         expected += torch.linalg.matrix_power(Lu, p) @ x @ W[p - 1]
     for p in range(1, J_down + 1):
         expected += torch.linalg.matrix_power(Ld, p) @ x @ W[J_up + p - 1]
-    assert torch.allclose(conv(x, *ops[:4]), expected, atol=1e-10)
+    assert torch.allclose(conv(x, ops), expected, atol=1e-10)
 
 
 def test_scnn_with_harmonic_filter(kit):
     x, ops, (Lu, Ld, L) = kit.setup_edges(seed=5)
+    Lu, Ld = kit.scaled(Lu), kit.scaled(Ld)  # normalize=True
     conv = SCNNConv(3, 4, J_up=1, J_down=1, J_harmonic=4, eps=0.7, bias=False).double()
     W = kit.tap_weights(conv)
     P = torch.linalg.matrix_power(torch.eye(L.size(0), dtype=L.dtype) - 0.7 * L, 4)
     expected = Lu @ x @ W[0] + Ld @ x @ W[1] + P @ x @ W[2]
-    assert torch.allclose(conv(x, *ops), expected, atol=1e-12)
+    assert torch.allclose(conv(x, ops), expected, atol=1e-12)
 
 
 def test_scnn_repr():

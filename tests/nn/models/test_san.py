@@ -1,4 +1,7 @@
+
+import io
 import math
+import pickle
 
 import pytest
 import torch
@@ -29,8 +32,8 @@ def test_per_simplex_model_stacks_its_layers(kit):
     first, second = model.convs
     assert second.concat is False and second.in_channels == 16
     ops = kit.operators(data, 1)
-    assert torch.allclose(out, second(F.relu(first(data.x_1, *ops)), *ops))
-    assert torch.allclose(model(data.x_1, *ops), out)  # tensors directly
+    assert torch.allclose(out, second(F.relu(first(data.x_1, ops)), ops))
+    assert torch.allclose(model(data.x_1, ops), out)  # tensors directly
 
 
 @pytest.mark.parametrize('k', [0, 2])
@@ -60,7 +63,7 @@ def test_readout_over_signals_on_one_complex(kit):
     assert out.shape == (5, 2)
     ops = kit.operators(data, 1)
     for b in range(5):
-        assert torch.allclose(out[b], model(data.x_1[b], *ops)[0], atol=1e-12)
+        assert torch.allclose(out[b], model(data.x_1[b], ops)[0], atol=1e-12)
 
 
 def test_trajectory_configuration_trains(kit):
@@ -75,19 +78,19 @@ def test_trajectory_configuration_trains(kit):
     x[y == 1] += pattern  # class 1 carries a fixed flow
     model = SAN(1, 4, num_layers=1, out_channels=2, readout='sum', act='tanh',
                 dropout=0.6, conv_kwargs=dict(J_up=3, J_down=3, J_harmonic=5,
-                                              eps=0.9, cached=True))
+                                              eps=0.9))
     ops = kit.operators(data, 1)
     optimizer = torch.optim.Adam(model.parameters(), lr=0.01, weight_decay=0.003)
     losses = []
     for _ in range(40):
         optimizer.zero_grad()
-        loss = F.cross_entropy(model(x, *ops), y)
+        loss = F.cross_entropy(model(x, ops), y)
         loss.backward()
         optimizer.step()
         losses.append(float(loss))
     assert losses[-1] < 0.5 * losses[0]
     model.eval()
-    assert (model(x, *ops).argmax(dim=-1) == y).float().mean() > 0.9
+    assert (model(x, ops).argmax(dim=-1) == y).float().mean() > 0.9
 
 
 def test_citation_configuration(kit):
@@ -118,7 +121,7 @@ def test_baselines_are_the_same_network(kit, cls, conv_cls):
 
 def test_orientation_equivariant_network(kit):
     data = kit.delaunay(14, seed=4)
-    ops = kit.operators(data, 1)
+    ops = kit.legacy(data, 1)
     n = data.num_simplices(1)
     torch.manual_seed(1)
     x = torch.randn(n, 3, dtype=torch.float64)
@@ -143,11 +146,11 @@ def test_flatten_readout(kit):
     ops = kit.operators(data, 1)
     out = model(data)
     assert out.shape == (5, 2)
-    hidden = F.relu(model.convs[0](data.x_1, *ops))  # [5, n, 4]
+    hidden = F.relu(model.convs[0](data.x_1, ops))  # [5, n, 4]
     lin = model.mlp.lins[0]
     assert lin.in_channels == 4 * n
     assert torch.allclose(out, hidden.reshape(5, -1) @ lin.weight.t() + lin.bias)
-    assert torch.allclose(model(data.x_1[2], *ops), out[2:3])  # one signal
+    assert torch.allclose(model(data.x_1[2], ops), out[2:3])  # one signal
     # A batch of copies of the complex: one row per complex.
     complexes = [with_signal(kit.delaunay(12), seed=s) for s in range(3)]
     batch = next(iter(DataLoader(complexes, batch_size=3)))
@@ -180,7 +183,7 @@ def test_identity_activation(kit, act):
                 conv_kwargs=dict(J_up=2, J_down=2)).double().eval()
     ops = kit.operators(data, 1)
     first, second = model.convs
-    pooled = second(first(data.x_1, *ops), *ops).sum(dim=0, keepdim=True)
+    pooled = second(first(data.x_1, ops), ops).sum(dim=0, keepdim=True)
     assert torch.allclose(model(data), model.mlp(pooled))
     assert model.mlp.act is None  # a linear readout
 
@@ -192,7 +195,7 @@ def test_invariant_readout(kit, act, invariant):
     # readout give logits that do not depend on the edge orientations; ReLU
     # (not odd) breaks it, and so does the plain sum readout.
     data = kit.delaunay(14, seed=4)
-    ops = kit.operators(data, 1)
+    ops = kit.legacy(data, 1)
     n = data.num_simplices(1)
     torch.manual_seed(1)
     x = torch.randn(6, n, 1, dtype=torch.float64)
@@ -227,3 +230,35 @@ def test_invalid_arguments(kit):
     with pytest.raises(TypeError, match="SimplicialComplexData"):
         model(Data(x=torch.randn(3, 3)))
     assert str(model) == "SAN(3, 1, num_layers=1, order=2, readout=None)"
+
+
+@pytest.mark.parametrize('readout', ['sum', 'mean', 'max'])
+def test_readout_has_a_row_for_a_complex_without_simplices(kit, readout):
+    # The last complex of the batch has no triangles: it still gets its row.
+    complexes = [kit.delaunay(10, seed=1), kit.delaunay(9, drop_triangles=10 ** 6)]
+    for data in complexes:
+        data.x_2 = torch.randn(data.num_simplices(2), 3, dtype=torch.float64)
+    assert complexes[1].num_simplices(2) == 0
+    batch = next(iter(DataLoader(complexes, batch_size=2)))
+    model = SAN(3, 4, num_layers=2, out_channels=2, order=2, readout=readout).double()
+    out = model(batch)
+    assert out.shape == (2, 2)
+    assert torch.allclose(out[0], model(complexes[0])[0], atol=1e-12)
+
+
+def test_model_pickles_after_a_forward_pass_and_builds_operators_once(kit):
+    data = with_signal(kit.delaunay(12))
+    model = SAN(3, 4, num_layers=4, out_channels=2,
+                conv_kwargs=dict(J_up=2, J_down=2, J_harmonic=2)).double()
+    ops = data.operators(1)
+    out = model(data.x_1, ops)
+    derived = {key: value for key, value in ops.up._cache.items()}
+    assert model(data.x_1, ops).equal(out)
+    for key, value in ops.up._cache.items():  # the second pass derived nothing
+        assert derived[key] is value
+    restored = pickle.loads(pickle.dumps(model))
+    assert torch.equal(restored(data), out)
+    buffer = io.BytesIO()
+    torch.save(model, buffer)
+    buffer.seek(0)
+    assert torch.equal(torch.load(buffer, weights_only=False)(data), out)

@@ -26,13 +26,14 @@ class SATConv(SANConv):
         dropout (float, optional): Attention dropout. (default: :obj:`0.0`)
         **kwargs (optional): Further arguments of :class:`SANConv`
             (:obj:`add_self_loops`, :obj:`bias`, :obj:`orientation_equivariant`,
-            :obj:`cached`, :obj:`gain`, ...).
+            :obj:`gain`, ...).
 
     Example:
         >>> import torch
+        >>> from torch_geometric_san.data import SimplicialComplexData
+        >>> data = SimplicialComplexData.from_simplices([[0, 1, 2]], close=True)
         >>> conv = SATConv(3, 8)
-        >>> index = torch.tensor([[0, 1, 1, 2], [1, 0, 2, 1]])
-        >>> conv(torch.randn(3, 3), up_index=index, down_index=index).shape
+        >>> conv(torch.randn(3, 3), data.operators(1)).shape
         torch.Size([3, 8])
     """
     def __init__(self, in_channels: int, out_channels: int, heads: int = 1,

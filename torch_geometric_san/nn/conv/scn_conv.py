@@ -12,18 +12,20 @@ class SCNConv(SCNNConv):
         \mathbf{Z}^{\prime} = \mathbf{L}^{(d)}\mathbf{Z}\mathbf{W}^{(d)} +
         \mathbf{L}^{(u)}\mathbf{Z}\mathbf{W}^{(u)} + \mathbf{Z}\mathbf{W}^{(h)}.
 
+    The Laplacians are normalised as in :class:`SCNNConv`.
+
     Args:
         in_channels (int): Size of each input sample.
         out_channels (int): Size of each output sample.
         **kwargs (optional): Further arguments of :class:`SANConv`
-            (:obj:`bias`, :obj:`cached`, :obj:`gain`, ...).
+            (:obj:`bias`, :obj:`normalize`, :obj:`gain`, ...).
 
     Example:
         >>> import torch
+        >>> from torch_geometric_san.data import SimplicialComplexData
+        >>> data = SimplicialComplexData.from_simplices([[0, 1, 2]], close=True)
         >>> conv = SCNConv(3, 8)
-        >>> index = torch.tensor([[0, 1, 1, 2], [1, 0, 2, 1]])
-        >>> weight = torch.tensor([1., 1., -1., -1.])
-        >>> conv(torch.randn(3, 3), index, weight, index, weight).shape
+        >>> conv(torch.randn(3, 3), data.operators(1)).shape
         torch.Size([3, 8])
     """
     def __init__(self, in_channels: int, out_channels: int, **kwargs):

@@ -14,9 +14,11 @@ class SCNNConv(SANConv):
         \left(\mathbf{L}^{(u)}\right)^p\mathbf{Z}\mathbf{W}^{(u)}_p +
         \mathbf{Z}\mathbf{W}^{(h)}.
 
-    The Laplacians are used exactly as passed (values included), with no
-    normalisation of their own: pass them scaled (for example divided by their
-    largest eigenvalue) if the powers should stay bounded.
+    The upper and lower Laplacians are divided by their largest eigenvalues, per
+    complex (:obj:`normalize=True`, :meth:`~torch_geometric_san.sparse.SparseOperator.scaled`;
+    the eigenvalues come with :meth:`~torch_geometric_san.data.SimplicialComplexData.operators`),
+    so that the filter powers stay bounded; :obj:`normalize=False` uses the
+    values as given.
 
     Args:
         in_channels (int): Size of each input sample.
@@ -24,19 +26,20 @@ class SCNNConv(SANConv):
         J_up (int, optional): Upper filter order. (default: :obj:`1`)
         J_down (int, optional): Lower filter order. (default: :obj:`1`)
         **kwargs (optional): Further arguments of :class:`SANConv`
-            (:obj:`bias`, :obj:`cached`, :obj:`gain`, ...).
+            (:obj:`bias`, :obj:`normalize`, :obj:`gain`, ...).
 
     Example:
         >>> import torch
+        >>> from torch_geometric_san.data import SimplicialComplexData
+        >>> data = SimplicialComplexData.from_simplices([[0, 1, 2]], close=True)
         >>> conv = SCNNConv(3, 8, J_up=2, J_down=2)
-        >>> index = torch.tensor([[0, 1, 1, 2], [1, 0, 2, 1]])
-        >>> weight = torch.tensor([1., 1., -1., -1.])
-        >>> conv(torch.randn(3, 3), index, weight, index, weight).shape
+        >>> conv(torch.randn(3, 3), data.operators(1)).shape
         torch.Size([3, 8])
     """
     def __init__(self, in_channels: int, out_channels: int, J_up: int = 1,
                  J_down: int = 1, **kwargs):
         kwargs.setdefault('J_harmonic', 0)
+        kwargs.setdefault('normalize', True)
         super().__init__(in_channels, out_channels, J_up=J_up, J_down=J_down,
                          attention=None, **kwargs)
 

@@ -14,21 +14,28 @@ class SNNConv(SANConv):
         \mathbf{Z}^{\prime} = \left(\mathbf{L}^{(d)} + \mathbf{L}^{(u)}\right)
         \mathbf{Z}\mathbf{W}.
 
+    The upper and lower Laplacians are divided by their largest eigenvalues, per
+    complex (:obj:`normalize=True`, :meth:`~torch_geometric_san.sparse.SparseOperator.scaled`;
+    the eigenvalues come with :meth:`~torch_geometric_san.data.SimplicialComplexData.operators`),
+    so that the filter powers stay bounded; :obj:`normalize=False` uses the
+    values as given.
+
     Args:
         in_channels (int): Size of each input sample.
         out_channels (int): Size of each output sample.
         **kwargs (optional): Further arguments of :class:`SANConv`
-            (:obj:`bias`, :obj:`cached`, :obj:`gain`, ...).
+            (:obj:`bias`, :obj:`normalize`, :obj:`gain`, ...).
 
     Example:
         >>> import torch
+        >>> from torch_geometric_san.data import SimplicialComplexData
+        >>> data = SimplicialComplexData.from_simplices([[0, 1, 2]], close=True)
         >>> conv = SNNConv(3, 8)
-        >>> index = torch.tensor([[0, 1, 1, 2], [1, 0, 2, 1]])
-        >>> weight = torch.tensor([1., 1., -1., -1.])
-        >>> conv(torch.randn(3, 3), index, weight, index, weight).shape
+        >>> conv(torch.randn(3, 3), data.operators(1)).shape
         torch.Size([3, 8])
     """
     def __init__(self, in_channels: int, out_channels: int, **kwargs):
+        kwargs.setdefault('normalize', True)
         super().__init__(in_channels, out_channels, J_up=1, J_down=1,
                          J_harmonic=None, attention=None, shared_weights=True,
                          **kwargs)

@@ -10,6 +10,7 @@ from torch_geometric.nn.resolver import activation_resolver
 from torch_geometric.typing import OptTensor
 
 from torch_geometric_san.nn.conv import SANConv, SATConv, SCNConv, SCNNConv, SNNConv
+from torch_geometric_san.sparse import SimplicialOperators, as_operators
 
 READOUTS: Dict[str, Callable[..., Tensor]] = {
     'sum': global_add_pool,
@@ -96,8 +97,7 @@ class SAN(torch.nn.Module):
         torch.Size([1, 2])
         >>> model = SAN(2, 4, num_layers=1, out_channels=2, readout='flatten',
         ...             num_simplices=5)
-        >>> model(torch.randn(8, 5, 2), *data.up_laplacian(1),
-        ...       *data.down_laplacian(1)).shape  # 8 signals on the complex
+        >>> model(torch.randn(8, 5, 2), data.operators(1)).shape  # 8 signals
         torch.Size([8, 2])
     """
     conv_cls: Type[SANConv] = SANConv
@@ -172,28 +172,32 @@ class SAN(torch.nn.Module):
     def forward(
         self,
         x: Union[Tensor, Data],
-        up_index: Optional[Tensor] = None,
-        up_weight: OptTensor = None,
-        down_index: Optional[Tensor] = None,
-        down_weight: OptTensor = None,
-        hodge_index: Optional[Tensor] = None,
-        hodge_weight: OptTensor = None,
+        ops: Optional[SimplicialOperators] = None,
+        *legacy_ops,
         batch: OptTensor = None,
+        num_graphs: Optional[int] = None,
+        **legacy_named_ops,
     ) -> Tensor:
         r"""Runs the network.
 
         Args:
             x (torch.Tensor or SimplicialComplexData): The simplex features
                 :math:`(N, F_{in})` or :math:`(B, N, F_{in})` (:math:`B`
-                signals on one complex), with the operators as further
-                arguments (see
-                :meth:`~torch_geometric_san.nn.conv.SANConv.forward`); or a (batched)
-                :class:`~torch_geometric_san.data.SimplicialComplexData`, whose
-                :obj:`x_k` and order-:math:`k` operators are read.
+                signals on one complex), with their operators :obj:`ops`; or a
+                (batched) :class:`~torch_geometric_san.data.SimplicialComplexData`,
+                whose :obj:`x_k` and :obj:`operators(k)` are read.
+            ops (SimplicialOperators): The operators of the simplices (see
+                :meth:`~torch_geometric_san.nn.conv.SANConv.forward`, which also
+                lists the earlier arguments still accepted instead). Every layer
+                gets the same value, so each operator is built once per call.
             batch (torch.Tensor, optional): The complex of each simplex
                 :math:`(N)`, for the readout; read from a batch of complexes
                 when one is given. :obj:`None`: one complex.
                 (default: :obj:`None`)
+            num_graphs (int, optional): The number of complexes of the batch
+                (default: read from a batch of complexes, else
+                :obj:`batch.max() + 1`), so that a complex without
+                :math:`k`-simplices still gets its row of the readout.
 
         Returns:
             torch.Tensor: :math:`(..., N, F_{out})` per simplex; with a readout
@@ -203,21 +207,19 @@ class SAN(torch.nn.Module):
         """
         if isinstance(x, Data):
             data, k = x, self.order
-            if not hasattr(data, 'up_laplacian'):
+            if not hasattr(data, 'operators'):
                 raise TypeError(f"expected a SimplicialComplexData, got "
                                 f"{type(data).__name__}")
             if f'x_{k}' not in data:
                 raise ValueError(f"the complex has no signal 'x_{k}' on its "
                                  f"{k}-simplices")
-            x = data[f'x_{k}']
-            up_index, up_weight = data.up_laplacian(k)
-            down_index, down_weight = data.down_laplacian(k)
-            hodge_index, hodge_weight = data.hodge_laplacian(k)
-            batch = data.simplex_batch(k) if isinstance(data, Batch) else None
+            x, ops = data[f'x_{k}'], data.operators(k)
+            if isinstance(data, Batch):
+                batch, num_graphs = data.simplex_batch(k), data.num_graphs
+        ops = as_operators(x.size(-2), ops, legacy_ops, legacy_named_ops)
 
         for layer, conv in enumerate(self.convs):
-            x = conv(x, up_index, up_weight, down_index, down_weight, hodge_index,
-                     hodge_weight)
+            x = conv(x, ops)
             if layer < self.num_layers - 1 or self.readout is not None:
                 x = self.act(x)
                 x = F.dropout(x, p=self.dropout, training=self.training)
@@ -228,18 +230,19 @@ class SAN(torch.nn.Module):
         if self.invariant_readout:
             x = x.abs()
         if self.readout == 'flatten':
-            x = self._flatten(x, batch)
+            x = self._flatten(x, batch, num_graphs)
         else:
-            x = READOUTS[self.readout](x, batch)
+            x = READOUTS[self.readout](x, batch, size=num_graphs)
         return self.mlp(x)
 
-    def _flatten(self, x: Tensor, batch: OptTensor) -> Tensor:
+    def _flatten(self, x: Tensor, batch: OptTensor,
+                 num_graphs: Optional[int]) -> Tensor:
         # [..., G * N, C] -> [..., G, N * C], or [B, N * C] for B signals on
         # one complex, as the pooled readouts.
         n, N = x.size(-2), self.num_simplices
         assert N is not None
         sizes = (torch.full((1, ), n) if batch is None else
-                 torch.bincount(batch.cpu()))
+                 torch.bincount(batch.cpu(), minlength=num_graphs or 0))
         if not bool((sizes == N).all()):
             raise ValueError(f"the flatten readout needs {N} simplices per "
                              f"complex (got {sizes.tolist()})")

@@ -1,11 +1,13 @@
+import copy as copy_module
+import pickle
+
 import pytest
 import torch
 
 from torch_geometric.typing import WITH_TORCH_SPARSE, SparseTensor
 from torch_geometric.utils import softmax
 
-from torch_geometric_san.nn import SparseOperator
-from torch_geometric_san.nn.sparse import segment_softmax, to_index_weight
+from torch_geometric_san.sparse import SparseOperator, segment_softmax, to_index_weight
 
 
 def random_operator(n=7, density=0.4, seed=0, symmetric=False):
@@ -22,7 +24,7 @@ def test_matmul_and_sddmm_match_dense():
     perm = torch.randperm(index.size(1))
     op = SparseOperator.from_index(index[:, perm], weight[perm], 7)
     x = torch.randn(7, 3, dtype=torch.float64)
-    assert torch.allclose(op.matmul(op.weight, x), dense @ x)
+    assert torch.allclose(op.matmul(x, op.weight), dense @ x)
     a = torch.randn(7, 3, dtype=torch.float64)
     expected = (a @ x.t())[op.index[1], op.index[0]]
     assert torch.allclose(op.sddmm(a, x), expected)
@@ -37,7 +39,7 @@ def test_grouped_products_match_each_group_alone():
     out, score = op.matmul_grouped(value, x), op.sddmm_grouped(a, x)
     assert out.shape == (7, 2, 3) and score.shape == (op.nnz, 3)
     for g in range(3):
-        assert torch.allclose(out[:, :, g], op.matmul(value[:, g], x[:, :, g]))
+        assert torch.allclose(out[:, :, g], op.matmul(x[:, :, g], value[:, g]))
         assert torch.allclose(score[:, g], op.sddmm(a[:, :, g], x[:, :, g]))
     assert torch.autograd.gradcheck(op.matmul_grouped, (value, x))
     assert torch.autograd.gradcheck(op.sddmm_grouped, (a.requires_grad_(), x))
@@ -49,8 +51,8 @@ def test_gradients_and_double_backward():
     value = op.weight.clone().requires_grad_()
     x = torch.randn(7, 2, dtype=torch.float64, requires_grad=True)
     a = torch.randn(7, 2, dtype=torch.float64, requires_grad=True)
-    assert torch.autograd.gradcheck(op.matmul, (value, x))
-    assert torch.autograd.gradgradcheck(op.matmul, (value, x))
+    assert torch.autograd.gradcheck(lambda v, x: op.matmul(x, v), (value, x))
+    assert torch.autograd.gradgradcheck(lambda v, x: op.matmul(x, v), (value, x))
     assert torch.autograd.gradcheck(op.sddmm, (a, x))
     assert torch.autograd.gradgradcheck(op.sddmm, (a, x))
 
@@ -61,19 +63,19 @@ def test_matmul_powers(trainable):
     op = SparseOperator.from_index(index, weight, 7)
     value = op.weight.clone().requires_grad_(trainable)
     x = torch.randn(7, 2, dtype=torch.float64, requires_grad=True)
-    out = op.matmul(value, x, hops=3)
+    out = op.matmul(x, value, hops=3)
     assert torch.allclose(out, torch.linalg.matrix_power(dense, 3) @ x)
     grad = torch.randn_like(out)
     expected = torch.linalg.matrix_power(dense.t(), 3) @ grad
     assert torch.allclose(torch.autograd.grad(out, x, grad)[0], expected)
     inputs = (value, x) if trainable else (x, )
-    fn = ((lambda v, x: op.matmul(v, x, hops=3)) if trainable else
-          (lambda x: op.matmul(value, x, hops=3)))
+    fn = ((lambda v, x: op.matmul(x, v, hops=3)) if trainable else
+          (lambda x: op.matmul(x, value, hops=3)))
     assert torch.autograd.gradcheck(fn, inputs)
     assert torch.autograd.gradgradcheck(fn, inputs)
-    assert op.matmul(value, x, hops=0) is x
+    assert op.matmul(x, value, hops=0) is x
     with pytest.raises(ValueError, match="'hops' must be an int >= 0"):
-        op.matmul(value, x, hops=-1)
+        op.matmul(x, value, hops=-1)
 
 
 @pytest.mark.parametrize('groups', [(), (3, ), (2, 2)])
@@ -112,7 +114,7 @@ def test_from_index_sorts_and_sums_duplicates():
     op = SparseOperator.from_index(index, torch.tensor([1., 2., 3., 4.]), 3)
     assert op.index.tolist() == [[0, 2, 1], [0, 1, 2]]
     assert op.weight.tolist() == [2., 4., 4.]
-    assert op.ptr.tolist() == [0, 1, 2, 3]
+    assert op.structure()[0].tolist() == [0, 1, 2, 3]
     sorted_index = op.index.clone()
     again = SparseOperator.from_index(sorted_index, op.weight, 3)
     assert again.index.data_ptr() == sorted_index.data_ptr()  # no copy when sorted
@@ -144,7 +146,7 @@ def test_shifted_and_expand():
             weight = dense[index[1], index[0]]
         op = SparseOperator.from_index(index, weight, 7)
         shifted = op.shifted(0.3)
-        assert torch.allclose(shifted.matmul(shifted.weight, x), (eye - 0.3 * dense) @ x)
+        assert torch.allclose(shifted.matmul(x, shifted.weight), (eye - 0.3 * dense) @ x)
         assert (shifted.index.size(1) == op.nnz) == full_diagonal
     dense, index, weight = random_operator(seed=2, symmetric=True)
     op = SparseOperator.from_index(index, weight, 7)
@@ -152,19 +154,19 @@ def test_shifted_and_expand():
     assert op.expand(3) is block and op.expand(1) is op
     values = torch.randn(3, op.nnz, dtype=torch.float64)
     xs = torch.randn(3, 7, 2, dtype=torch.float64)
-    out = block.matmul(values.view(-1), xs.view(21, 2)).view(3, 7, 2)
+    out = block.matmul(xs.view(21, 2), values.view(-1)).view(3, 7, 2)
     for g in range(3):
-        assert torch.allclose(out[g], op.matmul(values[g], xs[g]))
+        assert torch.allclose(out[g], op.matmul(xs[g], values[g]))
     values.requires_grad_()
     xs.requires_grad_()
-    assert torch.autograd.gradcheck(lambda v, x: block.matmul(v.view(-1), x.view(21, 2)),
+    assert torch.autograd.gradcheck(lambda v, x: block.matmul(x.view(21, 2), v.view(-1)),
                                     (values, xs))
 
 
 def test_empty_operator():
     op = SparseOperator.from_index(torch.empty(2, 0, dtype=torch.long), None, 4)
     x = torch.randn(4, 3, requires_grad=True)
-    out = op.matmul(torch.empty(0), x)
+    out = op.matmul(x, torch.empty(0))
     assert torch.equal(out, torch.zeros(4, 3))
     out.sum().backward()
     assert torch.equal(x.grad, torch.zeros(4, 3))
@@ -212,3 +214,56 @@ def test_invalid_operators():
         SparseOperator.from_index(index, torch.ones(3), 2)
     with pytest.raises(ValueError, match="NaN or infinite"):
         SparseOperator.from_index(index, torch.tensor([1., float('nan')]), 2)
+
+
+def test_rectangular_operator_and_its_transpose():
+    torch.manual_seed(0)
+    index = torch.tensor([[0, 2, 1, 3, 0], [0, 0, 1, 2, 2]])  # 3 x 4
+    weight = torch.randn(5, dtype=torch.float64)
+    op = SparseOperator.from_index(index, weight, (3, 4))
+    dense = op.to_dense()
+    assert dense.shape == (3, 4)
+    t = op.t()
+    assert t.shape == (4, 3) and t.t() is op and op.t() is t  # derived once
+    assert torch.equal(t.to_dense(), dense.t())
+    x = torch.randn(4, 2, dtype=torch.float64, requires_grad=True)
+    assert torch.allclose(op.matmul(x), dense @ x)
+    assert torch.autograd.gradcheck(lambda x: op.matmul(x, weight), (x, ))
+    y = torch.randn(3, 2, dtype=torch.float64)
+    assert torch.allclose(t.matmul(y), dense.t() @ y)
+    with pytest.raises(ValueError, match="square"):
+        op.shifted(0.5)
+    with pytest.raises(ValueError, match="source entries outside"):
+        SparseOperator.from_index(index, weight, (4, 3))
+
+
+def test_scaled_by_the_eigenvalue_of_each_block():
+    # Two blocks with different largest eigenvalues: given per row, each block
+    # is scaled by its own; else by the largest of the whole operator.
+    index = torch.tensor([[0, 1, 0, 1, 2, 3, 2, 3], [0, 0, 1, 1, 2, 2, 3, 3]])
+    weight = torch.tensor([1., -1., -1., 1., 2., 2., 2., 2.], dtype=torch.float64)
+    lam = torch.tensor([2., 2., 4., 4.], dtype=torch.float64)
+    per_block = SparseOperator(index, weight, 4, eigenvalue=lam).scaled()
+    dense = SparseOperator(index, weight, 4).to_dense()
+    assert torch.allclose(per_block.to_dense(), dense / lam.view(-1, 1))
+    whole = SparseOperator(index, weight, 4).scaled()
+    assert torch.allclose(whole.to_dense(), dense / 4.0)
+    empty = SparseOperator(index[:, :0], weight[:0], 4)
+    assert empty.scaled().nnz == 0
+
+
+def test_derived_forms_are_kept_and_dropped_by_pickling():
+    index = torch.tensor([[1, 0, 2, 1], [0, 1, 1, 2]])
+    op = SparseOperator.from_index(index, torch.tensor([-1., -1., 1., 1.]), 3)
+    neighbourhood = op.neighbourhood(True)
+    assert op.neighbourhood(True) is neighbourhood
+    assert op.shifted(0.5) is op.shifted(0.5)
+    copy = pickle.loads(pickle.dumps(op))
+    assert copy._cache == {}
+    assert torch.equal(copy.index, op.index) and torch.equal(copy.weight, op.weight)
+    assert torch.equal(copy.neighbourhood(True).index, neighbourhood.index)
+    deep = copy_module.deepcopy(op)
+    assert deep._cache == {} and torch.equal(deep.shifted(0.5).weight,
+                                              op.shifted(0.5).weight)
+    moved = op.to(torch.float64)
+    assert moved.weight.dtype == torch.float64 and moved.index.dtype == torch.long

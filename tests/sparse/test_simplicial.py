@@ -1,0 +1,110 @@
+import copy
+import io
+import pickle
+
+import pytest
+import torch
+
+from torch_geometric.loader import DataLoader
+
+from torch_geometric_san.data import SimplicialComplexData
+from torch_geometric_san.sparse import SimplicialOperators, as_operators
+
+
+def complex_(dtype=torch.float64):
+    return SimplicialComplexData.from_simplices([[0, 1, 2], [1, 2, 3], [3, 4]],
+                                                close=True, dtype=dtype)
+
+
+@pytest.mark.parametrize('k', [0, 1, 2])
+def test_operators_hold_every_operator_of_the_order(k):
+    data = complex_()
+    ops = data.operators(k)
+    n = data.num_simplices(k)
+    assert ops.num_simplices == n
+    for name, method in (('up', data.up_laplacian), ('down', data.down_laplacian),
+                         ('hodge', data.hodge_laplacian)):
+        op = getattr(ops, name)
+        assert op.shape == (n, n)
+        index, weight = method(k)
+        assert torch.equal(op.index, index) and torch.equal(op.weight, weight)
+    # B_k [N_{k-1}, N_k] and B_{k+1}^T [N_{k+1}, N_k], against the stored ones.
+    below = data.num_simplices(k - 1) if k > 0 else 0
+    above = data.num_simplices(k + 1) if k < data.order else 0
+    assert ops.boundary.shape == (below, n)
+    assert ops.coboundary.shape == (above, n)
+    if k > 0:
+        index, weight = data.boundary(k)
+        dense = torch.zeros(below, n, dtype=torch.float64)
+        dense[index[0], index[1]] = weight
+        assert torch.equal(ops.boundary.to_dense(), dense)
+    if k < data.order:
+        index, weight = data.boundary(k + 1)
+        dense = torch.zeros(n, above, dtype=torch.float64)
+        dense[index[0], index[1]] = weight
+        assert torch.equal(ops.coboundary.to_dense(), dense.t())
+    if 0 < k < data.order:  # B_k B_{k+1} = 0
+        assert torch.all(ops.boundary.to_dense() @ ops.coboundary.to_dense().t() == 0)
+
+
+def test_operators_of_a_batch_are_block_diagonal_with_each_complexs_scaling():
+    first = complex_()
+    second = SimplicialComplexData.from_simplices([[0, 1, 2], [0, 2, 3]],
+                                                  close=True, dtype=torch.float64)
+    batch = next(iter(DataLoader([first, second], batch_size=2)))
+    ops = batch.operators(1)
+    for name in ('up', 'down', 'hodge', 'boundary', 'coboundary'):
+        expected = torch.block_diag(*[getattr(d.operators(1), name).to_dense()
+                                      for d in (first, second)])
+        assert torch.equal(getattr(ops, name).to_dense(), expected), name
+    for name in ('up', 'down'):
+        expected = torch.block_diag(*[getattr(d.operators(1), name).scaled().to_dense()
+                                      for d in (first, second)])
+        assert torch.allclose(getattr(ops, name).scaled().to_dense(), expected)
+    # Each complex alone: its own largest eigenvalue.
+    down = first.operators(1).down
+    lam = torch.linalg.eigvalsh(down.to_dense())[-1]
+    assert torch.allclose(down.scaled().to_dense(), down.to_dense() / lam)
+
+
+def test_float64_operators_are_exact():
+    # The normalised Hodge weights of a float64 complex: exact to float64.
+    data = complex_(torch.float64)
+    for k in range(3):
+        hodge = data.operators(k)
+        up, down = hodge.up.to_dense(), hodge.down.to_dense()
+        laplacian = up + down
+        lam = torch.linalg.eigvalsh(laplacian)[-1]
+        assert torch.allclose(hodge.hodge.to_dense(), laplacian / lam, rtol=0,
+                              atol=1e-15)
+
+
+def test_operators_pickle_copy_save_and_move():
+    ops = complex_().operators(1)
+    ops.up.neighbourhood(True)  # a derived form
+    for clone in (pickle.loads(pickle.dumps(ops)), copy.deepcopy(ops)):
+        assert clone.up._cache == {}
+        assert torch.equal(clone.boundary.to_dense(), ops.boundary.to_dense())
+    buffer = io.BytesIO()
+    torch.save(ops, buffer)
+    buffer.seek(0)
+    loaded = torch.load(buffer)  # weights_only=True, the default
+    assert torch.equal(loaded.hodge.to_dense(), ops.hodge.to_dense())
+    moved = ops.to(torch.float32)
+    assert moved.up.weight.dtype == torch.float32
+    assert repr(ops) == (f"SimplicialOperators(num_simplices=6, up={ops.up.nnz}, "
+                         f"down={ops.down.nnz}, hodge={ops.hodge.nnz}, boundary=12, "
+                         f"coboundary=6)")
+
+
+def test_legacy_inputs_are_converted_and_checked():
+    data = complex_()
+    index, weight = data.up_laplacian(1)
+    ops = as_operators(6, index, (weight, ), {})
+    assert isinstance(ops, SimplicialOperators)
+    assert ops.down is None and ops.hodge is None
+    assert torch.equal(ops.up.to_dense(), data.operators(1).up.to_dense())
+    with pytest.raises(ValueError, match="without 'down_index'"):
+        SimplicialOperators.from_inputs(6, down_weight=data.down_laplacian(1)[1])
+    with pytest.raises(ValueError, match="outside"):
+        SimplicialOperators.from_inputs(4, *data.up_laplacian(1))

@@ -1,0 +1,505 @@
+r"""A sparse operator that derives its other forms once and keeps them."""
+from typing import Any, Callable, Dict, Optional, Tuple, Union
+
+import numpy as np
+import scipy.sparse as sp
+import torch
+from scipy.sparse.linalg import eigsh
+from threadpoolctl import ThreadpoolController
+from torch import Tensor
+
+from torch_geometric.typing import SparseTensor
+from torch_geometric.utils import is_torch_sparse_tensor, to_edge_index
+
+from torch_geometric_san.sparse.kernels import _sddmm, _spmm, _spmm_power
+
+__all__ = ["SparseOperator", "to_index_weight", "largest_eigenvalue",
+           "DENSE_EIGEN_LIMIT", "EIGEN_TOL"]
+
+#: Matrices up to this size get their largest eigenvalue from a dense solver.
+DENSE_EIGEN_LIMIT = 512
+#: Relative tolerance of the Lanczos solver for larger matrices in single
+#: precision (double precision asks for machine precision).
+EIGEN_TOL = 1e-6
+#: The BLAS libraries loaded with NumPy and SciPy (scanning them takes milliseconds).
+_THREADPOOLS = ThreadpoolController()
+
+Shape = Union[int, Tuple[int, int]]
+
+
+class SparseOperator:
+    r"""A sparse matrix :math:`\mathbf{A}` of shape :obj:`(rows, cols)` acting on
+    signals :math:`\mathbf{X}` of :obj:`cols` rows, :math:`\mathbf{A}\mathbf{X}`.
+
+    It holds entries in PyG's :obj:`edge_index` style (row 0 of :obj:`index` the
+    source :math:`j`, a column; row 1 the target :math:`i`, a row), coalesced and
+    sorted by target, then source, with optional fixed values. Every other form a
+    layer needs is derived on first use, once, and kept on the operator: the
+    compressed rows of the operator and of its transpose (``int32`` where they
+    fit), the transpose :meth:`t`, the attention :meth:`neighbourhood` with or
+    without self-loops, the harmonic shift :meth:`shifted`
+    :math:`\mathbf{I} - \epsilon\mathbf{A}`, the spectral normalisation
+    :meth:`scaled` :math:`\mathbf{A} / \lambda_{\max}` and the block-diagonal
+    copies of :meth:`expand`. An operator is immutable; :meth:`to` gives a copy
+    on another device, and pickling (:func:`torch.save`, :func:`copy.deepcopy`)
+    keeps the entries and drops the derived forms, which are derived again on
+    use.
+
+    The constructor trusts its input (that is what makes an operator cheap to
+    build from a :class:`~torch_geometric_san.data.SimplicialComplexData`);
+    :meth:`from_index` and :meth:`from_adj` validate and coalesce arbitrary
+    input.
+
+    Args:
+        index (torch.Tensor): Coalesced indices :obj:`[2, nnz]`, sorted by target
+            (row 1), then source (row 0).
+        weight (torch.Tensor, optional): Fixed values :obj:`[nnz]` in the same
+            order, or :obj:`None` for a pattern.
+        shape (int or (int, int)): :obj:`(rows, cols)`, or :obj:`n` for a square
+            operator.
+        eigenvalue (torch.Tensor, optional): For a square operator with fixed
+            values, the largest eigenvalue of the block (complex) of each row,
+            :obj:`[rows]`, used by :meth:`scaled`; computed from the whole
+            operator where not given. (default: :obj:`None`)
+    """
+    def __init__(self, index: Tensor, weight: Optional[Tensor], shape: Shape,
+                 eigenvalue: Optional[Tensor] = None):
+        self.index = index
+        self.weight = weight
+        self.shape = (shape, shape) if isinstance(shape, int) else tuple(shape)
+        self.eigenvalue = eigenvalue
+        self._cache: Dict[Any, Any] = {}
+
+    # Construction ----------------------------------------------------------------
+
+    @classmethod
+    def from_index(cls, index: Tensor, weight: Optional[Tensor],
+                   shape: Shape) -> 'SparseOperator':
+        r"""Validates and coalesces (sorts, sums duplicates) an operator given as
+        :obj:`(index, weight)`.
+
+        Args:
+            index (torch.Tensor): Indices :obj:`[2, nnz]` (source, target).
+            weight (torch.Tensor, optional): Values :obj:`[nnz]`.
+            shape (int or (int, int)): :obj:`(rows, cols)` or :obj:`n`.
+
+        Raises:
+            TypeError: A non-integer index or a non-floating weight.
+            ValueError: Wrong shapes, non-finite weights, or indices out of range.
+        """
+        rows, cols = (shape, shape) if isinstance(shape, int) else shape
+        if not isinstance(index, Tensor) or index.dtype != torch.long:
+            raise TypeError(f"expected a torch.long index tensor of shape "
+                            f"[2, nnz], got {_describe(index)}")
+        if index.dim() != 2 or index.size(0) != 2:
+            raise ValueError(f"expected an index of shape [2, nnz], got "
+                             f"{list(index.shape)}")
+        if weight is not None:
+            if not isinstance(weight, Tensor) or not weight.is_floating_point():
+                raise TypeError(f"expected a floating-point weight tensor, got "
+                                f"{_describe(weight)}")
+            if weight.shape != (index.size(1), ):
+                raise ValueError(f"expected a weight of shape [{index.size(1)}] "
+                                 f"matching the index, got {list(weight.shape)}")
+            if not bool(torch.isfinite(weight).all()):
+                raise ValueError("the weight has NaN or infinite entries")
+            weight = weight.to(index.device)
+        for row, bound, what in ((0, cols, 'source'), (1, rows, 'target')):
+            if index.numel() > 0 and (int(index[row].min()) < 0
+                                      or int(index[row].max()) >= bound):
+                raise ValueError(
+                    f"the index holds {what} entries outside [0, {bound}) (min "
+                    f"{int(index[row].min())}, max {int(index[row].max())}); it does "
+                    f"not match the {bound} simplices of x")
+        index, weight = _coalesce(index, weight, max(rows, cols, 1))
+        return cls(index, weight, (rows, cols))
+
+    @classmethod
+    def from_adj(cls, adj: Union['SparseOperator', Tensor, SparseTensor],
+                 weight: Optional[Tensor], shape: Shape) -> 'SparseOperator':
+        r"""An operator from any input a layer accepts: a :class:`SparseOperator`
+        (returned as it is), an index with optional :obj:`weight`, a
+        :class:`torch_sparse.SparseTensor` or a :class:`torch.sparse` tensor
+        (PyG's transposed adjacency, see :func:`to_index_weight`), checked
+        against :obj:`shape`."""
+        shape = (shape, shape) if isinstance(shape, int) else tuple(shape)
+        if isinstance(adj, SparseOperator):
+            if weight is not None:
+                raise ValueError("a SparseOperator carries its own values; pass "
+                                 "its weight as None")
+            if adj.shape != shape:
+                raise ValueError(f"the operator has shape {adj.shape} but x needs "
+                                 f"{shape}")
+            return adj
+        declared = _declared_shape(adj)
+        if declared is not None and declared != shape:
+            raise ValueError(f"the sparse operator is declared {declared[0]} x "
+                             f"{declared[1]} but x needs {shape[0]} x {shape[1]}")
+        index, weight = to_index_weight(adj, weight)
+        return cls.from_index(index, weight, shape)
+
+    # Derived forms ---------------------------------------------------------------
+
+    def _derived(self, key: Any, make: Callable[[], Any]) -> Any:
+        if key not in self._cache:
+            self._cache[key] = make()
+        return self._cache[key]
+
+    @property
+    def nnz(self) -> int:
+        r"""The number of stored entries."""
+        return self.index.size(1)
+
+    @property
+    def is_empty(self) -> bool:
+        r"""Whether the operator has no entries."""
+        return self.index.size(1) == 0
+
+    @torch.compiler.disable
+    def structure(self) -> Tuple[Tensor, ...]:
+        r"""The compressed rows of the operator and of its transpose,
+        :obj:`(ptr, col, t_ptr, t_col, t_perm, t_perm_inv)`, where :obj:`t_perm`
+        maps the entries of the transpose to this operator's entries and
+        :obj:`t_perm_inv` back (what the product kernels take)."""
+        return self._derived('structure', self._structure)
+
+    def _structure(self) -> Tuple[Tensor, ...]:
+        rows, cols = self.shape
+        src, dst = self.index[0], self.index[1]
+        ptr = _compressed(torch._convert_indices_from_coo_to_csr(dst, rows))
+        t_perm = torch.argsort(src * rows + dst)
+        t_perm_inv = torch.empty_like(t_perm)
+        t_perm_inv[t_perm] = torch.arange(t_perm.numel(), device=src.device)
+        t_ptr = torch._convert_indices_from_coo_to_csr(src[t_perm], cols)
+        dtype = ptr.dtype  # both hold up to nnz
+        return (ptr, src.to(dtype), t_ptr.to(dtype), dst[t_perm].to(dtype), t_perm,
+                t_perm_inv)
+
+    def transpose_values(self, value: Tensor) -> Tensor:
+        r"""The entries :obj:`value` :obj:`[nnz, ...]` of this operator in the
+        order of its transpose (kept for the fixed values)."""
+        perm = self.structure()[4]
+        if value is self.weight:
+            return self._derived('t_weight', lambda: value[perm])
+        return value[perm]
+
+    @torch.compiler.disable
+    def t(self) -> 'SparseOperator':
+        r"""The transpose :math:`\mathbf{A}^{\top}`, shape :obj:`(cols, rows)`."""
+        def make() -> 'SparseOperator':
+            perm = self.structure()[4]
+            weight = None if self.weight is None else self.transpose_values(self.weight)
+            out = SparseOperator(self.index[:, perm].flip(0), weight, self.shape[::-1])
+            out._cache['t'] = self
+            return out
+        return self._derived('t', make)
+
+    @torch.compiler.disable
+    def neighbourhood(self, self_loops: bool) -> 'SparseOperator':
+        r"""The attention neighbourhood of a square operator: its off-diagonal
+        non-zero pattern, plus a self-loop on every simplex whose row has a
+        non-zero entry if :obj:`self_loops` is set (which reproduces the pattern
+        of a Laplacian). The values are the signs of the entries (self-loops:
+        :math:`+1`), or :obj:`None` if this operator has no values."""
+        return self._derived(('neighbourhood', bool(self_loops)),
+                             lambda: self._neighbourhood(bool(self_loops)))
+
+    def _neighbourhood(self, self_loops: bool) -> 'SparseOperator':
+        n = self._square()
+        src, dst = self.index
+        diag = src == dst
+        nonzero = None if self.weight is None else self.weight != 0
+        keep = ~diag if nonzero is None else nonzero & ~diag
+        if self_loops:  # rows with a non-zero entry keep or get a self-loop
+            has_row = torch.zeros(n, dtype=torch.bool, device=dst.device)
+            has_row[dst if nonzero is None else dst[nonzero]] = True
+            keep |= diag & has_row[dst]
+        index = self.index[:, keep]
+        sign = None
+        if self.weight is not None:
+            sign = torch.where(diag[keep], 1.0, self.weight[keep].sign()).to(
+                self.weight.dtype)
+        if self_loops:
+            missing = has_row.clone()
+            missing[index[0][index[0] == index[1]]] = False
+            if bool(missing.any()):
+                loops = missing.nonzero().view(-1)
+                index = torch.cat([index, loops.expand(2, -1)], dim=1)
+                if sign is not None:
+                    sign = torch.cat([sign, sign.new_ones(loops.numel())])
+                index, sign = _coalesce(index, sign, n)
+        return SparseOperator(index, sign, n)
+
+    @torch.compiler.disable
+    def shifted(self, eps: float) -> 'SparseOperator':
+        r"""The operator :math:`\mathbf{I} - \epsilon\mathbf{A}` of a square
+        operator with fixed values (the harmonic filter's step)."""
+        return self._derived(('shifted', float(eps)), lambda: self._shifted(eps))
+
+    def _shifted(self, eps: float) -> 'SparseOperator':
+        n = self._square()
+        weight = self._fixed('the harmonic shift')
+        diag = self.index[0] == self.index[1]
+        value = -eps * weight
+        if int(diag.sum()) == n:  # the diagonal is there: same pattern
+            return SparseOperator(self.index, value + diag.to(value.dtype), n)
+        loops = torch.arange(n, device=self.index.device)
+        index = torch.cat([self.index, loops.expand(2, -1)], dim=1)
+        value = torch.cat([value, value.new_ones(n)])
+        return SparseOperator(*_coalesce(index, value, n), n)
+
+    @torch.compiler.disable
+    def scaled(self) -> 'SparseOperator':
+        r"""The operator divided by its largest eigenvalue,
+        :math:`\mathbf{A} / \lambda_{\max}(\mathbf{A})`, per block (complex)
+        where :attr:`eigenvalue` gives the eigenvalue of each row's block,
+        else of the whole operator (:func:`largest_eigenvalue`, on the CPU).
+        A zero operator stays zero. The fixed normalisation of the SCNN, SNN
+        and SCN layers, whose filter powers it keeps bounded."""
+        return self._derived('scaled', self._scaled)
+
+    def _scaled(self) -> 'SparseOperator':
+        n = self._square()
+        weight = self._fixed('the spectral normalisation')
+        if self.eigenvalue is not None:
+            lam = self.eigenvalue.to(weight.device, weight.dtype)[self.index[1]]
+        else:
+            matrix = sp.csr_array((weight.detach().double().cpu().numpy(),
+                                   (self.index[1].cpu().numpy(),
+                                    self.index[0].cpu().numpy())), shape=(n, n))
+            lam = torch.tensor(largest_eigenvalue(matrix, weight.dtype),
+                               dtype=weight.dtype, device=weight.device)
+        return SparseOperator(self.index, weight / torch.where(lam > 0, lam, 1.0), n)
+
+    @torch.compiler.disable
+    def expand(self, groups: int) -> 'SparseOperator':
+        r"""The block-diagonal operator of :obj:`groups` copies of the pattern
+        (one per head and signal), so that one product applies a different set
+        of values to each group; :obj:`groups=1` gives this operator."""
+        if groups == 1:
+            return self
+        return self._derived(('expand', groups), lambda: self._expand(groups))
+
+    def _expand(self, groups: int) -> 'SparseOperator':
+        rows, cols = self.shape
+        offset = torch.arange(groups, device=self.index.device)
+        shift = torch.stack([offset * cols, offset * rows]).unsqueeze(-1)  # [2, G, 1]
+        index = (self.index.unsqueeze(1) + shift).view(2, -1)
+        op = SparseOperator(index, None, (groups * rows, groups * cols))
+        ptr, col, t_ptr, t_col, t_perm, t_perm_inv = self.structure()
+        step = (offset * self.nnz).view(-1, 1)
+
+        def blocks(ptr: Tensor, col: Tensor, width: int) -> Tuple[Tensor, Tensor]:
+            ptr = torch.cat([(ptr[:-1].long().unsqueeze(0) + step).view(-1),
+                             ptr.new_full((1, ), groups * self.nnz).long()])
+            col = (col.long().unsqueeze(0) + (offset * width).view(-1, 1)).view(-1)
+            ptr = _compressed(ptr)
+            return ptr, col.to(ptr.dtype)
+
+        op._cache['structure'] = (*blocks(ptr, col, cols), *blocks(t_ptr, t_col, rows),
+                                  (t_perm.unsqueeze(0) + step).view(-1),
+                                  (t_perm_inv.unsqueeze(0) + step).view(-1))
+        return op
+
+    # Products --------------------------------------------------------------------
+
+    def matmul(self, x: Tensor, value: Optional[Tensor] = None, hops: int = 1,
+               t_value: Optional[Tensor] = None) -> Tensor:
+        r"""The product :math:`\mathbf{A}^{hops}\mathbf{X}` of :obj:`x`
+        :obj:`[cols, F]` with the fixed values, or with the entries :obj:`value`
+        :obj:`[nnz]` (in this operator's order; gradients flow to them). Pass
+        :obj:`t_value` (:meth:`transpose_values`) to share it between products
+        with the same values. Values that need no gradient take :obj:`hops`
+        products in two buffers each way, forward and backward, keeping none of
+        the intermediate powers."""
+        if not isinstance(hops, int) or hops < 0:
+            raise ValueError(f"'hops' must be an int >= 0 (got {hops!r})")
+        if value is None:
+            value = self._fixed('matmul without values')
+        if t_value is None:
+            t_value = self.transpose_values(value)
+        if hops > 1 and not value.requires_grad:
+            return _spmm_power(*self.structure(), value, t_value, x, hops)
+        for _ in range(hops):
+            x = _spmm(*self.structure(), value, t_value, x)
+        return x
+
+    def sddmm(self, a: Tensor, b: Tensor) -> Tensor:
+        r"""The sampled product :math:`\langle \mathbf{a}_i, \mathbf{b}_j
+        \rangle` for every entry :math:`(i, j)`, returned as :obj:`[nnz]`."""
+        return _sddmm(*self.structure(), a, b)
+
+    def matmul_grouped(self, value: Tensor, x: Tensor) -> Tensor:
+        r"""The products of :math:`G` operators with this pattern, each with
+        its own entries, :obj:`value` :obj:`[nnz, G]`, and its own features,
+        :obj:`x` :obj:`[cols, F, G]` (groups last), returned as
+        :obj:`[rows, F, G]`, by gathering the source rows and summing them per
+        target."""
+        src, dst = self.index
+        n, features, groups = x.shape
+        msg = x.reshape(n, features * groups).index_select(0, src)
+        # One feature: [nnz, G] products, without broadcasting (nor, in the
+        # backward, summing) over a feature dimension of size 1.
+        msg = (msg * value if features == 1 else
+               msg.view(-1, features, groups) * value.unsqueeze(1))
+        out = msg.new_zeros(self.shape[0], *msg.shape[1:]).index_add_(0, dst, msg)
+        return out.view(self.shape[0], features, groups)
+
+    def sddmm_grouped(self, a: Tensor, b: Tensor) -> Tensor:
+        r"""The sampled products :math:`\langle \mathbf{a}_i, \mathbf{b}_j
+        \rangle` of every entry :math:`(i, j)` and group, from :obj:`a`
+        :obj:`[rows, F, G]` and :obj:`b` :obj:`[cols, F, G]`, as :obj:`[nnz, G]`."""
+        src, dst = self.index
+        if a.size(1) == 1:
+            a, b = a.squeeze(1), b.squeeze(1)
+        product = a.index_select(0, dst) * b.index_select(0, src)
+        return product if product.dim() == 2 else product.sum(dim=1)
+
+    def to_dense(self) -> Tensor:
+        r"""The dense matrix :obj:`[rows, cols]` (for tests and small examples:
+        it allocates :math:`O(\text{rows} \cdot \text{cols})`)."""
+        weight = self.weight
+        if weight is None:
+            weight = torch.ones(self.nnz, device=self.index.device)
+        out = weight.new_zeros(self.shape)
+        return out.index_put_((self.index[1], self.index[0]), weight, accumulate=True)
+
+    # Devices, pickling -----------------------------------------------------------
+
+    def to(self, *args, **kwargs) -> 'SparseOperator':
+        r"""A copy on another device (:meth:`torch.Tensor.to` arguments; a dtype
+        applies to the values only)."""
+        index = self.index.to(*[a for a in args if not isinstance(a, torch.dtype)],
+                              **{k: v for k, v in kwargs.items() if k != 'dtype'})
+        convert = (lambda t: None if t is None else t.to(*args, **kwargs))
+        return SparseOperator(index, convert(self.weight), self.shape,
+                              convert(self.eigenvalue))
+
+    def __getstate__(self) -> Dict[str, Any]:
+        return dict(self.__dict__, _cache={})
+
+    def __repr__(self) -> str:
+        return (f"{self.__class__.__name__}(shape={self.shape}, nnz={self.nnz}, "
+                f"weighted={self.weight is not None})")
+
+    def _square(self) -> int:
+        if self.shape[0] != self.shape[1]:
+            raise ValueError(f"this form needs a square operator (shape "
+                             f"{self.shape})")
+        return self.shape[0]
+
+    def _fixed(self, what: str) -> Tensor:
+        if self.weight is None:
+            raise ValueError(f"{what} needs an operator with values (this one is a "
+                             f"pattern without weights)")
+        return self.weight
+
+
+def largest_eigenvalue(matrix: sp.sparray, dtype: torch.dtype = torch.float32) -> float:
+    r"""The largest eigenvalue of a symmetric positive semi-definite sparse matrix.
+
+    Dense and exact up to :data:`DENSE_EIGEN_LIMIT` rows, Lanczos
+    (:func:`scipy.sparse.linalg.eigsh`, fixed start vector, one BLAS thread) above,
+    to relative tolerance :data:`EIGEN_TOL` for single precision and to machine
+    precision for :obj:`torch.float64`.
+
+    Args:
+        matrix (scipy.sparse.sparray): A symmetric positive semi-definite matrix.
+        dtype (torch.dtype, optional): The precision the result is needed in.
+
+    Returns:
+        float: :math:`\lambda_{\max}`, or ``0.0`` for a matrix without non-zeros.
+    """
+    n = matrix.shape[0]
+    if matrix.nnz == 0:
+        return 0.0
+    if n <= DENSE_EIGEN_LIMIT:
+        return float(np.linalg.eigvalsh(matrix.toarray().astype(np.float64))[-1])
+    v0 = np.random.default_rng(0).uniform(0.5, 1.5, n)
+    tol = 0.0 if dtype == torch.float64 else EIGEN_TOL
+    # ARPACK's vector operations are too small to gain from BLAS threads, and on a busy
+    # machine waiting for them made the solve 3-5 times slower (measured at 1e5 edges).
+    with _THREADPOOLS.limit(limits=1, user_api='blas'):
+        return float(eigsh(matrix.astype(np.float64), k=1, which='LA', tol=tol, v0=v0,
+                           return_eigenvectors=False)[0])
+
+
+def _compressed(index: Tensor) -> Tensor:
+    # Compressed-row indices as int32 where they fit, which the CPU (MKL)
+    # sparse kernels take without a conversion on every call.
+    fits = index.numel() == 0 or int(index.max()) < 2**31 - 1
+    return index.int() if fits else index
+
+
+def _coalesce(index: Tensor, value: Optional[Tensor],
+              base: int) -> Tuple[Tensor, Optional[Tensor]]:
+    # Sorts entries by (target, source) and sums duplicates; a no-op (one
+    # pass) on input that is already sorted and free of duplicates.
+    key = index[1] * base + index[0]
+    if key.numel() > 1 and not bool((key[1:] > key[:-1]).all()):
+        key, perm = torch.sort(key)
+        index = index[:, perm]
+        value = None if value is None else value[perm]
+        if bool((key[1:] == key[:-1]).any()):
+            key, inverse = torch.unique_consecutive(key, return_inverse=True)
+            index = torch.stack([key % base, key // base])
+            if value is not None:
+                value = value.new_zeros(key.numel()).index_add_(0, inverse, value)
+    return index, value
+
+
+def _declared_shape(adj: Any) -> Optional[Tuple[int, int]]:
+    if isinstance(adj, SparseTensor):
+        return tuple(adj.sparse_sizes())
+    if is_torch_sparse_tensor(adj):
+        return tuple(adj.shape[:2])
+    return None
+
+
+def to_index_weight(
+    adj: Union[Tensor, SparseTensor],
+    weight: Optional[Tensor] = None,
+) -> Tuple[Tensor, Optional[Tensor]]:
+    r"""Normalises an operator given as an :obj:`edge_index`-style index with
+    optional weights, a :class:`torch_sparse.SparseTensor` or a
+    :class:`torch.sparse` tensor into :obj:`(index, weight)`.
+
+    Sparse inputs follow PyG's convention of the *transposed* adjacency
+    :obj:`adj_t` (sparse row = target :math:`i`, column = source :math:`j`)
+    and carry their own values, so :obj:`weight` must then be :obj:`None`.
+
+    Args:
+        adj (torch.Tensor or SparseTensor): An index :obj:`[2, nnz]` (row 0
+            source, row 1 target), a :class:`torch_sparse.SparseTensor` or a
+            :class:`torch.sparse` tensor.
+        weight (torch.Tensor, optional): The values :obj:`[nnz]` of an index
+            input. (default: :obj:`None`)
+
+    Returns:
+        (torch.Tensor, torch.Tensor or None): The index :obj:`[2, nnz]` and
+        the values :obj:`[nnz]` (floating point), or :obj:`None` where none
+        were given.
+    """
+    if isinstance(adj, SparseTensor) or is_torch_sparse_tensor(adj):
+        if weight is not None:
+            raise ValueError("a sparse operator carries its own values; pass "
+                             "its weight as None")
+        if isinstance(adj, SparseTensor):
+            row, col, weight = adj.coo()
+            index = torch.stack([col, row])
+        else:
+            index, weight = to_edge_index(adj)
+            index = index.flip(0)
+        if weight is not None and not weight.is_floating_point():
+            weight = weight.to(torch.get_default_dtype())
+        return index, weight
+    if isinstance(adj, Tensor):
+        return adj, weight
+    raise TypeError(f"expected an index tensor, a SparseTensor or a torch.sparse "
+                    f"tensor, got {_describe(adj)}")
+
+
+def _describe(obj: Any) -> str:
+    if isinstance(obj, Tensor):
+        return f"a {obj.dtype} tensor of shape {list(obj.shape)}"
+    return f"an object of type {type(obj).__name__}"

@@ -1,0 +1,146 @@
+r"""Filters of a sparse operator on signals in groups: the propagation interface
+of the layers.
+
+Signals are :obj:`[B, N, G, W]`: :math:`B` signals on one complex, :math:`N`
+simplices, :math:`G` groups per signal (attention heads) of :math:`W` features.
+The values of the operator are either :obj:`[nnz]`, the same for every signal
+and group (fixed operators: one product over :obj:`[N, B G W]`), or
+:obj:`[nnz, B G]`, one set per signal and group (attention coefficients,
+computed side by side on the shared pattern). Per-group values are applied
+through the block-diagonal operator of :math:`B G` copies of the pattern (one
+product), or, for one or two features per group, by gathering the features of
+each entry for all groups at once
+(:meth:`~torch_geometric_san.sparse.SparseOperator.matmul_grouped`);
+``benchmarks/propagation.py`` measures both ways and the choice between them.
+
+:func:`polynomial` evaluates :math:`\sum_{p=1}^{J}\mathbf{A}^p\mathbf{H}_p` by
+Horner's rule, :math:`\mathbf{A}(\mathbf{H}_1 + \mathbf{A}(\mathbf{H}_2 + \dots
++ \mathbf{A}\mathbf{H}_J))`; :func:`powers` gives
+:math:`\mathbf{A}\mathbf{X}, \dots, \mathbf{A}^J\mathbf{X}`; :func:`sddmm` the
+sampled products :math:`\langle \mathbf{a}_i, \mathbf{b}_j\rangle` per entry and
+group.
+"""
+from typing import List, Optional, Sequence, Tuple
+
+from torch import Tensor
+
+from torch_geometric_san.sparse.operator import SparseOperator
+
+__all__ = ["polynomial", "powers", "sddmm", "accumulate", "GATHER_MAX_WIDTH"]
+
+#: Groups of at most this many features are propagated by gathering
+#: (:meth:`SparseOperator.matmul_grouped`), wider ones through the
+#: block-diagonal operator.
+GATHER_MAX_WIDTH = 2
+
+
+class _Layout:
+    # How signals [B, N, G, W] meet one operator with values [nnz] ('wide':
+    # [N, B*G*W]) or [nnz, B*G] ('block': [B*G*N, W] against the block-diagonal
+    # operator; 'gather': [N, W, B*G], gathered entry by entry).
+    def __init__(self, op: SparseOperator, shape: Tuple[int, ...], per_group: bool,
+                 gather: Optional[bool]):
+        B, _, G, W = shape
+        self.op, self.shape = op, shape
+        if gather is None:
+            gather = W <= GATHER_MAX_WIDTH and B * G > 1
+        self.mode = 'wide' if not per_group else 'gather' if gather else 'block'
+
+    def to_layout(self, x: Tensor) -> Tensor:
+        B, N, G, W = x.shape
+        if self.mode == 'wide':
+            return x.transpose(0, 1).reshape(N, B * G * W)
+        if self.mode == 'block':
+            return x.transpose(1, 2).reshape(B * G * N, W)
+        return x.permute(1, 3, 0, 2).reshape(N, W, B * G).contiguous()
+
+    def from_layout(self, y: Tensor) -> Tensor:
+        B, _, G, W = self.shape
+        R = self.op.shape[0]
+        if self.mode == 'wide':
+            return y.view(R, B, G, W).transpose(0, 1)
+        if self.mode == 'block':
+            return y.view(B, G, R, W).transpose(1, 2)
+        return y.view(R, W, B, G).permute(2, 0, 3, 1)
+
+    def product(self, value: Optional[Tensor]):
+        # y -> A^hops y in this layout, the transposed values shared by every
+        # product's backward.
+        op = self.op
+        if self.mode == 'gather':
+            def gathered(y: Tensor, hops: int = 1) -> Tensor:
+                for _ in range(hops):
+                    y = op.matmul_grouped(value, y)
+                return y
+            return gathered
+        if self.mode == 'block':
+            op, value = op.expand(value.size(1)), value.t().reshape(-1)
+        if value is None:
+            value = op.weight
+        t_value = op.transpose_values(value)
+        return lambda y, hops=1: op.matmul(y, value, hops, t_value)
+
+
+def polynomial(op: SparseOperator, value: Optional[Tensor],
+               taps: Sequence[Tensor], gather: Optional[bool] = None) -> Tensor:
+    r"""The filter :math:`\sum_{p=1}^{J}\mathbf{A}^p\mathbf{H}_p` of the taps
+    :obj:`taps` (:math:`J` tensors :obj:`[B, N, G, W]`), with the fixed values of
+    :obj:`op` (:obj:`value=None`) or :obj:`value` (:obj:`[nnz]` or
+    :obj:`[nnz, B G]`), by Horner's rule: :math:`J` products with the same
+    values. :obj:`gather` forces the per-group layout (default: by width)."""
+    layout = _layout_for(op, value, taps[0], gather)
+    product = layout.product(value)
+    taps = [layout.to_layout(t) for t in taps]
+    out = product(taps[-1])
+    for tap in reversed(taps[:-1]):
+        out = product(accumulate(out, tap))
+    return layout.from_layout(out)
+
+
+def powers(op: SparseOperator, value: Optional[Tensor], x: Tensor, num: int,
+           hops: int = 1, gather: Optional[bool] = None) -> List[Tensor]:
+    r"""The powers :math:`[\mathbf{A}^{h}\mathbf{X}, \mathbf{A}^{2h}\mathbf{X},
+    \dots]` (:obj:`num` of them, :math:`h` = :obj:`hops`) of :obj:`x`
+    :obj:`[B, N, G, W]`, values as in :func:`polynomial`. Fixed values take the
+    :obj:`hops` products of each power in two buffers each way."""
+    layout = _layout_for(op, value, x, gather)
+    product = layout.product(value)
+    out = [product(layout.to_layout(x), hops)]
+    for _ in range(num - 1):
+        out.append(product(out[-1], hops))
+    return [layout.from_layout(y) for y in out]
+
+
+def sddmm(op: SparseOperator, a: Tensor, b: Tensor,
+          gather: Optional[bool] = None) -> Tensor:
+    r"""The sampled products :math:`\langle \mathbf{a}_i, \mathbf{b}_j\rangle`
+    of every entry :math:`(i, j)`, signal and group, from :obj:`a`
+    :obj:`[B, rows, G, W]` and :obj:`b` :obj:`[B, cols, G, W]`, as
+    :obj:`[nnz, B G]`."""
+    B, _, G, _ = b.shape
+    layout = _Layout(op, tuple(b.shape), True, gather)
+    a, b = layout.to_layout(a), layout.to_layout(b)
+    if layout.mode == 'gather':
+        return op.sddmm_grouped(a, b)
+    return op.expand(B * G).sddmm(a, b).view(-1, op.nnz).t()
+
+
+def _layout_for(op: SparseOperator, value: Optional[Tensor], x: Tensor,
+                gather: Optional[bool]) -> _Layout:
+    if x.dim() != 4 or x.size(1) != op.shape[1]:
+        raise ValueError(f"expected signals [B, {op.shape[1]}, G, W], got "
+                         f"{list(x.shape)}")
+    B, _, G, _ = x.shape
+    per_group = value is not None and value.dim() == 2
+    if per_group and value.shape != (op.nnz, B * G):
+        raise ValueError(f"expected values [{op.nnz}, {B * G}] (one per entry, "
+                         f"signal and group), got {list(value.shape)}")
+    return _Layout(op, tuple(x.shape), per_group, gather)
+
+
+def accumulate(out: Tensor, other: Tensor) -> Tensor:
+    r""":obj:`out + other`, in place where :obj:`out` is a tensor of its own
+    (a product's output, which no backward keeps: the filters' outputs are);
+    an in-place sum into a view would make the backward copy the gradient of
+    the view's base, so views are summed out of place."""
+    return out + other if out._base is not None else out.add_(other)

@@ -1,0 +1,179 @@
+r"""The operators of one order of a simplicial complex, as one value."""
+from typing import Any, Dict, Optional, Tuple, Union
+
+import torch
+from torch import Tensor
+
+from torch_geometric.typing import SparseTensor
+
+from torch_geometric_san.sparse.operator import SparseOperator
+
+__all__ = ["SimplicialOperators", "as_operators"]
+
+Adj = Union[SparseOperator, Tensor, SparseTensor]
+
+#: The legacy positional operator arguments of the layers, in order.
+LEGACY_ARGUMENTS = ('up_index', 'up_weight', 'down_index', 'down_weight',
+                    'hodge_index', 'hodge_weight')
+
+
+class SimplicialOperators:
+    r"""The operators of the :math:`k`-simplices of a complex (or of a batch of
+    complexes), as one value that every layer of a model takes.
+
+    It holds, each as a :class:`~torch_geometric_san.sparse.SparseOperator` (or
+    :obj:`None` where absent):
+
+    * :attr:`up`: the upper Laplacian :math:`\mathbf{L}_k^{(u)} =
+      \mathbf{B}_{k+1}\mathbf{B}_{k+1}^{\top}`, :obj:`[N_k, N_k]`;
+    * :attr:`down`: the lower Laplacian :math:`\mathbf{L}_k^{(d)} =
+      \mathbf{B}_k^{\top}\mathbf{B}_k`, :obj:`[N_k, N_k]`;
+    * :attr:`hodge`: the Hodge Laplacian scaled to largest eigenvalue 1 (per
+      complex), :math:`\widetilde{\mathbf{L}}_k`, :obj:`[N_k, N_k]`;
+    * :attr:`boundary`: :math:`\mathbf{B}_k`, from :math:`k`-chains to
+      :math:`(k-1)`-chains, :obj:`[N_{k-1}, N_k]`;
+    * :attr:`coboundary`: :math:`\mathbf{B}_{k+1}^{\top}`, from :math:`k`-chains
+      to :math:`(k+1)`-chains, :obj:`[N_{k+1}, N_k]`.
+
+    Every operator derives its other forms (compressed rows, transpose,
+    attention neighbourhood, harmonic shift, spectral normalisation) on first
+    use and keeps them on itself, so all the layers of a model that get the
+    same value share them: each is built once per batch. Building the value
+    itself costs nothing but a few references. It moves with :meth:`to`, and
+    pickles (:func:`torch.save`, :func:`copy.deepcopy`) without its derived
+    forms.
+
+    Get it from :meth:`~torch_geometric_san.data.SimplicialComplexData.operators`
+    (also on a :class:`~torch_geometric.data.Batch`), or build it from
+    :obj:`(index, weight)` pairs with :meth:`from_inputs`.
+
+    Args:
+        num_simplices (int): :math:`N_k`.
+        up (SparseOperator, optional): :math:`\mathbf{L}_k^{(u)}`.
+        down (SparseOperator, optional): :math:`\mathbf{L}_k^{(d)}`.
+        hodge (SparseOperator, optional): :math:`\widetilde{\mathbf{L}}_k`.
+        boundary (SparseOperator, optional): :math:`\mathbf{B}_k`.
+        coboundary (SparseOperator, optional): :math:`\mathbf{B}_{k+1}^{\top}`.
+
+    Example:
+        >>> from torch_geometric_san.data import SimplicialComplexData
+        >>> data = SimplicialComplexData.from_simplices([[0, 1, 2]], close=True)
+        >>> ops = data.operators(1)
+        >>> ops
+        SimplicialOperators(num_simplices=3, up=3, down=9, hodge=3, boundary=6, coboundary=3)
+        >>> ops.boundary.shape, ops.coboundary.shape
+        ((3, 3), (1, 3))
+    """
+    def __init__(self, num_simplices: int, up: Optional[SparseOperator] = None,
+                 down: Optional[SparseOperator] = None,
+                 hodge: Optional[SparseOperator] = None,
+                 boundary: Optional[SparseOperator] = None,
+                 coboundary: Optional[SparseOperator] = None):
+        self.num_simplices = num_simplices
+        self.up = up
+        self.down = down
+        self.hodge = hodge
+        self.coboundary = coboundary
+        # B_k is kept as stored, B_k^T (faces to simplices); the transpose is
+        # derived on first use of `boundary`.
+        self._boundary_t = None if boundary is None else boundary.t()
+
+    @property
+    def boundary(self) -> Optional[SparseOperator]:
+        r"""The boundary :math:`\mathbf{B}_k`, :obj:`[N_{k-1}, N_k]`."""
+        return None if self._boundary_t is None else self._boundary_t.t()
+
+    @classmethod
+    def from_transposed_boundary(cls, num_simplices: int,
+                                 boundary_t: Optional[SparseOperator],
+                                 **operators: Optional[SparseOperator]
+                                 ) -> 'SimplicialOperators':
+        r"""The value with :math:`\mathbf{B}_k` given as its transpose
+        :math:`\mathbf{B}_k^{\top}` :obj:`[N_k, N_{k-1}]` (the stored form of a
+        complex's boundary), without transposing it until it is used."""
+        out = cls(num_simplices, **operators)
+        out._boundary_t = boundary_t
+        return out
+
+    @classmethod
+    def from_inputs(
+        cls,
+        num_simplices: int,
+        up_index: Optional[Adj] = None,
+        up_weight: Optional[Tensor] = None,
+        down_index: Optional[Adj] = None,
+        down_weight: Optional[Tensor] = None,
+        hodge_index: Optional[Adj] = None,
+        hodge_weight: Optional[Tensor] = None,
+    ) -> 'SimplicialOperators':
+        r"""The value of the operators given as the layers took them before
+        (each an index with optional weights, a :class:`torch_sparse.SparseTensor`
+        or a :class:`torch.sparse` tensor, see
+        :func:`~torch_geometric_san.sparse.to_index_weight`), validated and
+        checked against :obj:`num_simplices`. Absent operators are :obj:`None`.
+        Without per-complex eigenvalues, :meth:`SparseOperator.scaled` divides
+        by the largest eigenvalue of the whole operator."""
+        def convert(adj: Optional[Adj], weight: Optional[Tensor],
+                    name: str) -> Optional[SparseOperator]:
+            if adj is None:
+                if weight is not None:
+                    raise ValueError(f"'{name}_weight' is given without "
+                                     f"'{name}_index'")
+                return None
+            return SparseOperator.from_adj(adj, weight, num_simplices)
+
+        return cls(num_simplices, up=convert(up_index, up_weight, 'up'),
+                   down=convert(down_index, down_weight, 'down'),
+                   hodge=convert(hodge_index, hodge_weight, 'hodge'))
+
+    def to(self, *args, **kwargs) -> 'SimplicialOperators':
+        r"""A copy with every operator moved (:meth:`SparseOperator.to`)."""
+        def move(op: Optional[SparseOperator]) -> Optional[SparseOperator]:
+            return None if op is None else op.to(*args, **kwargs)
+        return self.from_transposed_boundary(
+            self.num_simplices, move(self._boundary_t), up=move(self.up),
+            down=move(self.down), hodge=move(self.hodge),
+            coboundary=move(self.coboundary))
+
+    def __repr__(self) -> str:
+        parts = [f'num_simplices={self.num_simplices}']
+        for name in ('up', 'down', 'hodge', 'boundary', 'coboundary'):
+            op = self._boundary_t if name == 'boundary' else getattr(self, name)
+            if op is not None:
+                parts.append(f'{name}={op.nnz}')
+        return f"{self.__class__.__name__}({', '.join(parts)})"
+
+
+def as_operators(num_simplices: int, ops: Any, args: Tuple[Any, ...],
+                 kwargs: Dict[str, Any]) -> SimplicialOperators:
+    r"""The operators of a layer call: a :class:`SimplicialOperators` as it is
+    (its size checked against :obj:`num_simplices`), or the legacy arguments
+    (:obj:`up_index, up_weight, down_index, down_weight, hodge_index,
+    hodge_weight`, positional or by name) converted by
+    :meth:`SimplicialOperators.from_inputs`."""
+    if isinstance(ops, SimplicialOperators):
+        if args or kwargs:
+            raise TypeError(f"operators are given as SimplicialOperators; further "
+                            f"operator arguments are not allowed (got "
+                            f"{len(args)} more and {sorted(kwargs)})")
+        if ops.num_simplices != num_simplices:
+            raise ValueError(f"the operators are for {ops.num_simplices} simplices "
+                             f"but x has {num_simplices}")
+        return ops
+    unknown = set(kwargs) - set(LEGACY_ARGUMENTS)
+    if unknown:
+        raise TypeError(f"unexpected operator arguments {sorted(unknown)}; expected "
+                        f"SimplicialOperators or {LEGACY_ARGUMENTS}")
+    positional = (ops, *args) if ops is not None or args else ()
+    if len(positional) > len(LEGACY_ARGUMENTS):
+        raise TypeError(f"expected at most {len(LEGACY_ARGUMENTS)} operator "
+                        f"arguments {LEGACY_ARGUMENTS}, got {len(positional)}")
+    named = dict(zip(LEGACY_ARGUMENTS, positional))
+    for key, value in kwargs.items():
+        if key in named:
+            raise TypeError(f"operator argument '{key}' given twice")
+        named[key] = value
+    return SimplicialOperators.from_inputs(num_simplices, **named)
+
+
+torch.serialization.add_safe_globals([SimplicialOperators, SparseOperator])
