@@ -18,15 +18,11 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Type
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Type
 
 import numpy as np
-import scipy.sparse as sp
 import torch
-from torch import Tensor
 
-from torch_geometric_san.data import SimplicialComplexData
-from torch_geometric_san.data.algebra import largest_eigenvalue
 from torch_geometric_san.nn.models import SAN
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -35,35 +31,14 @@ from _report import markdown_table, write_results  # noqa: E402,F401 (the script
 
 REPO = Path(__file__).resolve().parents[1]
 
-#: (up_index, up_weight, down_index, down_weight, hodge_index, hodge_weight)
-Operators = Tuple[Tensor, ...]
-
-
 @dataclass(frozen=True)
 class ModelSpec:
-    """A row of a table: the network class, the arguments of its layers and
-    of the network, and whether its (fixed-weight) layers take the lower and
-    upper Laplacians divided by their largest eigenvalues."""
+    """A row of a table: the network class and the arguments of its layers
+    and of the network (the fixed-weight layers normalise the Laplacians
+    themselves)."""
     cls: Type[SAN]
     conv: Dict[str, Any] = field(default_factory=dict)
     model: Dict[str, Any] = field(default_factory=dict)
-    scaled: bool = False
-
-
-def order_operators(complex: SimplicialComplexData, k: int,
-                    scaled: bool = False) -> Operators:
-    """The order-k operators of :obj:`complex` as SANConv takes them; with
-    :obj:`scaled`, the lower and upper Laplacians are divided by their
-    largest eigenvalues (so that powers of them stay bounded)."""
-    n = complex.num_simplices(k)
-    ops: List[Tensor] = []
-    for index, weight in (complex.up_laplacian(k), complex.down_laplacian(k)):
-        if scaled and weight.numel() > 0:
-            matrix = sp.csr_array((weight.double().numpy(),
-                                   (index[1].numpy(), index[0].numpy())), shape=(n, n))
-            weight = weight / largest_eigenvalue(matrix)
-        ops += [index, weight]
-    return tuple(ops) + tuple(complex.hodge_laplacian(k))
 
 
 def set_seed(seed: int) -> None:

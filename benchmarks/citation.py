@@ -74,12 +74,13 @@ sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import _common  # noqa: E402
 from torch_geometric_san.datasets import CitationComplexDataset  # noqa: E402
 from torch_geometric_san.nn.models import SAN, SCNN  # noqa: E402
+from torch_geometric_san.sparse import SimplicialOperators  # noqa: E402
 
 SECTION = 'Table 2: citation imputation'
 TAPS = dict(J_up=2, J_down=2, gain=math.sqrt(2))
 MODELS = {
     'SAN': _common.ModelSpec(SAN, dict(TAPS, J_harmonic=0)),
-    'SCNN': _common.ModelSpec(SCNN, dict(TAPS), scaled=True),
+    'SCNN': _common.ModelSpec(SCNN, dict(TAPS)),
 }
 ORDERS = list(range(6))
 RATES = [10, 20, 30, 40, 50]
@@ -101,11 +102,11 @@ def within(pred: Tensor, target: Tensor) -> Tensor:
 
 
 def train_run(name: str, x: Tensor, y: Tensor, known: Tensor, hidden: Tensor,
-              ops: _common.Operators, args, desc: str) -> Dict[str, Any]:
+              ops: SimplicialOperators, args, desc: str) -> Dict[str, Any]:
     """Trains one network on one mask; returns its record."""
     spec = MODELS[name]
     model = spec.cls(1, 256, num_layers=4, out_channels=1, act='relu',
-                     conv_kwargs=dict(spec.conv, cached=True)).to(x.device)
+                     conv_kwargs=spec.conv).to(x.device)
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
     fill = x[hidden].flatten()[:1]  # the median of the known values
     generator = torch.Generator(x.device).manual_seed(int(torch.initial_seed()))
@@ -123,7 +124,7 @@ def train_run(name: str, x: Tensor, y: Tensor, known: Tensor, hidden: Tensor,
             drop = known & (torch.rand(known.shape, generator=generator,
                                        device=x.device) < args.input_masking)
             inputs = torch.where(drop.unsqueeze(-1), fill, x)
-        loss = F.l1_loss(model(inputs, *ops).view(-1)[known], y[known])
+        loss = F.l1_loss(model(inputs, ops).view(-1)[known], y[known])
         loss.backward()
         value = loss.item()
         if not math.isfinite(value):
@@ -141,7 +142,7 @@ def train_run(name: str, x: Tensor, y: Tensor, known: Tensor, hidden: Tensor,
     model.load_state_dict(stopper.state)
     model.eval()
     with torch.no_grad():
-        pred = model(x, *ops).view(-1)
+        pred = model(x, ops).view(-1)
     ok = within(pred, y)
     return dict(model=name, input_masking=args.input_masking, lr=args.lr,
                 epochs=epoch + 1, best_epoch=stopper.best_epoch + 1,
@@ -176,9 +177,8 @@ def tasks_of(args, log: _common.RunLog) -> List[Tuple[int, int, int, str]]:
 def run_tasks(tasks: List[Tuple[int, int, int, str]], args, device: torch.device,
               log: _common.RunLog) -> None:
     """Trains :obj:`tasks`. The rates of an order share one complex, so the
-    operators of each network are built once per order (the layers of a
-    network then cache them)."""
-    order_ops: Dict[int, Dict[str, _common.Operators]] = {}
+    operators are built once per order, shared by every network and layer."""
+    order_ops: Dict[int, SimplicialOperators] = {}
     cells: Dict[Tuple[int, int], Dict[str, Any]] = {}
     for order, mask, rate, name in tasks:
         if (order, rate) not in cells:
@@ -186,17 +186,14 @@ def run_tasks(tasks: List[Tuple[int, int, int, str]], args, device: torch.device
             cells = {key: cell for key, cell in cells.items() if key[0] == order}
             cells[order, rate] = cell = load_cell(order, rate, args, device)
             if order not in order_ops:
-                order_ops = {order: {
-                    model: tuple(t.to(device) for t in _common.order_operators(
-                        cell['complex'], order, scaled=spec.scaled))
-                    for model, spec in MODELS.items()}}
+                order_ops = {order: cell['complex'].operators(order).to(device)}
             log.add_data_time(f'order {order}', time.perf_counter() - start)
         cell = cells[order, rate]
         _common.set_seed(mask)
         desc = f'order {order} {rate}% mask {mask} {variant(name, args.input_masking)}'
         run = dict(order=order, rate=rate, mask=mask,
                    **train_run(name, cell['inputs'][mask], cell['y'], cell['known'][mask],
-                               cell['hidden'][mask], order_ops[order][name], args, desc))
+                               cell['hidden'][mask], order_ops[order], args, desc))
         log.add(run)
         print(f'{desc}: {100 * run["acc_all"]:.1f} % all, {100 * run["acc_hidden"]:.1f} '
               f'% hidden, {run["epochs"]} epochs, {run["train_time"]:.0f} s', flush=True)

@@ -4,10 +4,10 @@ Times forward + backward and measures the peak memory of one layer
 (F = 32 features, J_u = J_d = 2, J_h = 5, one head) on the edges of Delaunay
 2-complexes of random points, side by side in the same run with
 
-* ``SANConv``: the layer as a user calls it on one complex (it builds its
-  sparse operators on the first call and reuses them while it gets the same
-  tensors), and ``SANConv (rebuilt)``: the operators rebuilt on every call, as
-  for a new batch of complexes each step;
+* ``SANConv``: the layer as a user calls it on one complex (one
+  ``SimplicialOperators`` value, whose forms are derived at the first step and
+  kept on it), and ``SANConv (rebuilt)``: a new value every step, so every form
+  is derived anew, as for a new batch of complexes each step;
 * ``dense``: the same equations with N x N matrices and explicit matrix powers
   (:func:`torch_geometric_san.nn.dense_san_conv`), skipped where it would not fit;
 * ``GATConv``: PyG's graph attention on the union of the upper and lower
@@ -109,6 +109,7 @@ def operator_inputs(data) -> Dict[str, torch.Tensor]:
 def build(method: str, inputs: Dict[str, torch.Tensor], device: torch.device):
     """Returns a closure running one forward + backward."""
     from torch_geometric_san.nn import SANConv, dense_san_conv
+    from torch_geometric_san.sparse import SimplicialOperators
 
     n = int(inputs['num_edges'])
     torch.manual_seed(0)
@@ -116,18 +117,14 @@ def build(method: str, inputs: Dict[str, torch.Tensor], device: torch.device):
     ops = [inputs[f'{name}_{part}'].to(device) for name in ('up', 'down', 'hodge')
            for part in ('index', 'weight')]
 
-    if method == 'san':
+    if method == 'san':  # one operators value, its forms derived at the first step
         conv = SANConv(CHANNELS, CHANNELS, **LAYER).to(device)
-        return lambda: conv(x, *ops).sum().backward()
+        value = SimplicialOperators.from_inputs(n, *ops)
+        return lambda: conv(x, value).sum().backward()
 
-    if method == 'san_rebuilt':
+    if method == 'san_rebuilt':  # a new value every step: every form derived anew
         conv = SANConv(CHANNELS, CHANNELS, **LAYER).to(device)
-
-        def step():
-            conv._last_operators = None  # forget the operators of the last call
-            conv(x, *ops).sum().backward()
-
-        return step
+        return lambda: conv(x, SimplicialOperators.from_inputs(n, *ops)).sum().backward()
 
     if method == 'gat':
         from torch_geometric.nn import GATConv

@@ -42,7 +42,7 @@ Protocol (the paper's hyper-parameters, and our reading of what it leaves open):
   loss;
 * batches: the training signals of an epoch in shuffled mini-batches of
   ``--batch-size`` (32), each one forward call on the shared complex (signals
-  of shape [B, N_1, 1]; the operators are built once per split and cached by
+  of shape [B, N_1, 1]; the operators are built once per split and shared by
   the layers). The paper gives no batch size (the authors' released code has
   only a disabled ocean snippet, one trajectory per step). Each signal has
   its own attention coefficients, computed side by side for the whole batch
@@ -98,6 +98,7 @@ from torch_geometric_san.datasets import (  # noqa: E402
     SyntheticFlowDataset,
 )
 from torch_geometric_san.nn.models import SAN, SAT, SCN, SCNN, SNN  # noqa: E402
+from torch_geometric_san.sparse import SimplicialOperators  # noqa: E402
 
 SECTION = 'Table 1: trajectory classification'
 HIDDEN = 4
@@ -110,9 +111,9 @@ MODELS: Dict[str, _common.ModelSpec] = {
         SAN, dict(TAPS, **HARMONIC, orientation_equivariant=True, bias=False),
         dict(invariant_readout=True)),
     'SAT': _common.ModelSpec(SAT),
-    'SCNN': _common.ModelSpec(SCNN, dict(TAPS), scaled=True),
-    'SNN': _common.ModelSpec(SNN, scaled=True),
-    'SCN': _common.ModelSpec(SCN, scaled=True),
+    'SCNN': _common.ModelSpec(SCNN, dict(TAPS)),
+    'SNN': _common.ModelSpec(SNN),
+    'SCN': _common.ModelSpec(SCN),
 }
 ACTIVATIONS = {'Id': 'identity', 'ReLU': 'relu', 'Tanh': 'tanh'}
 DATASETS = {'synthetic': 'Synthetic flow', 'ocean': 'Ocean drifters'}
@@ -132,22 +133,16 @@ QUICK = dict(datasets=['synthetic'], models=['SAN', 'SAT', 'SCNN'], activations=
 
 @dataclass
 class Split:
-    """The signals of a split and the order-1 operators of its complex, as
-    SANConv takes them: for attention layers and, scaled, for fixed-weight
-    layers."""
+    """The signals of a split and the order-1 operators of its complex, one
+    value for every model and layer (built once per split)."""
     x: Tensor
     y: Tensor
-    ops: _common.Operators
-    scaled_ops: _common.Operators
-
-    def operators(self, spec: _common.ModelSpec) -> _common.Operators:
-        return self.scaled_ops if spec.scaled else self.ops
+    ops: SimplicialOperators
 
 
 def make_split(dataset, device: torch.device) -> Split:
-    ops = [tuple(t.to(device) for t in _common.order_operators(dataset.complex, 1, scaled))
-           for scaled in (False, True)]
-    return Split(dataset.x_1.to(device), dataset.y.to(device), *ops)
+    return Split(dataset.x_1.to(device), dataset.y.to(device),
+                 dataset.complex.operators(1).to(device))
 
 
 def load_dataset(name: str, root: Path, args, device: torch.device) -> Dict[str, Split]:
@@ -182,11 +177,11 @@ def build_model(name: str, act: str, num_edges: int, num_classes: int,
     return spec.cls(1, HIDDEN, num_layers=1, out_channels=num_classes,
                     readout='flatten', num_simplices=num_edges,
                     readout_layers=readout_layers, act=ACTIVATIONS[act], dropout=0.6,
-                    conv_kwargs=dict(spec.conv, cached=True), **spec.model)
+                    conv_kwargs=spec.conv, **spec.model)
 
 
 @torch.no_grad()
-def evaluate(model: SAN, x: Tensor, y: Tensor, ops: _common.Operators,
+def evaluate(model: SAN, x: Tensor, y: Tensor, ops: SimplicialOperators,
              batch_size: int) -> Tuple[float, float, List[int]]:
     """Mean cross-entropy, accuracy and the indices of the misclassified
     signals of :obj:`model` on the signals :obj:`x` on one complex."""
@@ -194,7 +189,7 @@ def evaluate(model: SAN, x: Tensor, y: Tensor, ops: _common.Operators,
     loss = 0.0
     wrong: List[Tensor] = []
     for start in range(0, x.size(0), batch_size):
-        out = model(x[start:start + batch_size], *ops)
+        out = model(x[start:start + batch_size], ops)
         target = y[start:start + batch_size]
         loss += float(F.cross_entropy(out, target, reduction='sum'))
         wrong.append((out.argmax(-1) != target).nonzero().view(-1) + start)
@@ -206,13 +201,12 @@ def train_run(name: str, act: str, seed: int, data: Dict[str, Split],
               args, device: torch.device, desc: str, position: int = 0) -> Dict[str, Any]:
     """Trains one model with one activation and seed; returns its record
     (:obj:`position`: the line of its progress bar)."""
-    spec = MODELS[name]
     train = data['train']
     _common.set_seed(seed)
     num_classes = int(train.y.max()) + 1
     shape = (name, act, train.x.size(1), num_classes, args.readout_layers)
     model = build_model(*shape).to(device)
-    ops = train.operators(spec)
+    ops = train.ops
 
     perm = torch.randperm(train.x.size(0), generator=torch.Generator().manual_seed(seed))
     num_val = max(1, round(args.val_fraction * train.x.size(0)))
@@ -233,7 +227,7 @@ def train_run(name: str, act: str, seed: int, data: Dict[str, Split],
         for i in range(0, order.numel(), batch_size):
             batch = order[i:i + batch_size]
             optimizer.zero_grad()
-            loss = F.cross_entropy(model(train.x[batch], *ops), train.y[batch])
+            loss = F.cross_entropy(model(train.x[batch], ops), train.y[batch])
             loss.backward()
             optimizer.step()
         val_loss, val_acc, _ = evaluate(model, x_val, y_val, ops, args.eval_batch_size)
@@ -255,7 +249,7 @@ def train_run(name: str, act: str, seed: int, data: Dict[str, Split],
         # they see, and the random orientation has its own.
         tester = build_model(*shape).to(device)
         tester.load_state_dict(stopper.state)
-        _, acc, wrong = evaluate(tester, split.x, split.y, split.operators(spec),
+        _, acc, wrong = evaluate(tester, split.x, split.y, split.ops,
                                  args.eval_batch_size)
         record[f'test_acc_{orientation}'] = acc
         record[f'test_wrong_{orientation}'] = wrong  # misclassified test signals

@@ -42,7 +42,6 @@ import torch.nn.functional as F
 from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data.distributed import DistributedSampler
 from torch_geometric.loader import DataLoader
-from torch_geometric.transforms import BaseTransform
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -50,7 +49,6 @@ sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import _common  # noqa: E402
 from trajectory import ACTIVATIONS, HIDDEN, MODELS  # noqa: E402
 
-from torch_geometric_san.data import SimplicialComplexData  # noqa: E402
 from torch_geometric_san.datasets import (  # noqa: E402
     OceanDriftersDataset,
     SyntheticFlowDataset,
@@ -58,32 +56,8 @@ from torch_geometric_san.datasets import (  # noqa: E402
 from torch_geometric_san.nn.models import SAN  # noqa: E402
 
 
-class ScaledLaplacians(BaseTransform):
-    r"""Gives every item the lower and upper edge Laplacians of the shared
-    complex divided by their largest eigenvalues (so that their powers stay
-    bounded), the input of the fixed-weight layers SCNN, SNN and SCN.
-
-    Computed once for the dataset: its items all live on :obj:`complex`.
-
-    Args:
-        complex (SimplicialComplexData): The complex shared by the items.
-    """
-    def __init__(self, complex: SimplicialComplexData):
-        ops = _common.order_operators(complex, 1, scaled=True)
-        self.weights = {'up': ops[1], 'down': ops[3]}
-
-    def forward(self, data: SimplicialComplexData) -> SimplicialComplexData:
-        for name, weight in self.weights.items():
-            if data[f'{name}_weight_1'].shape != weight.shape:
-                raise ValueError("ScaledLaplacians got an item that does not live "
-                                 "on the dataset's shared complex")
-            data[f'{name}_weight_1'] = weight
-        return data
-
-
 def open_dataset(name: str, split: str, args: argparse.Namespace):
-    """The :obj:`split` of dataset :obj:`name` (default edge orientation),
-    with :class:`ScaledLaplacians` for the fixed-weight models. The ocean
+    """The :obj:`split` of dataset :obj:`name` (default edge orientation). The ocean
     drifters are read from (or downloaded into)
     ``<root>/ocean_drifters/raw/dataBuoys.jld2``."""
     root = Path(args.root)
@@ -97,8 +71,6 @@ def open_dataset(name: str, split: str, args: argparse.Namespace):
         limit = args.num_train if split == 'train' else args.num_test
         if limit:
             dataset = dataset[:limit]
-    if MODELS[args.model].scaled:
-        dataset.transform = ScaledLaplacians(dataset.complex)
     return dataset
 
 
@@ -106,8 +78,8 @@ def build_model(name: str, act: str, num_edges: int, num_classes: int,
                 dropout: float, readout: str = 'flatten') -> SAN:
     """Network :obj:`name` of Table 1 (``MODELS`` of ``trajectory.py``) with
     activation :obj:`act` (a key of its ``ACTIVATIONS``) for complexes of
-    :obj:`num_edges` edges. Its layer builds the operators of each batch (no
-    ``cached``: every batch is a new complex)."""
+    :obj:`num_edges` edges; it builds the operators of each batch once
+    (``batch.operators(1)``, shared by its layers)."""
     spec = MODELS[name]
     return spec.cls(1, HIDDEN, num_layers=1, out_channels=num_classes, readout=readout,
                     num_simplices=num_edges if readout == 'flatten' else None,

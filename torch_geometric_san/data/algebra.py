@@ -28,7 +28,7 @@ import scipy.sparse as sp
 import torch
 
 # The eigenvalue solver lives with the sparse operators (which scale by it too).
-from torch_geometric_san.sparse.operator import (  # noqa: F401
+from torch_geometric_san.sparse.operator import (  # noqa: F401 (re-exported)
     DENSE_EIGEN_LIMIT, EIGEN_TOL, largest_eigenvalue)
 
 _INT64_MAX = int(np.iinfo(np.int64).max)
