@@ -44,8 +44,7 @@ def main(root='data/citation_complex', order=1, epochs=300, input_masking=0.3, s
     model = SAN(in_channels=1, hidden_channels=32, num_layers=3, out_channels=1,
                 order=order, conv_kwargs=dict(J_up=2, J_down=2, J_harmonic=0))
     optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
-    ops = (*data.up_laplacian(order), *data.down_laplacian(order),
-           *data.hodge_laplacian(order))
+    ops = data.operators(order)
     median = x[hidden][0]  # the input of a hidden simplex: the known values' median
 
     # 3. Train on the known simplices (L1 loss). The known inputs equal their
@@ -56,7 +55,7 @@ def main(root='data/citation_complex', order=1, epochs=300, input_masking=0.3, s
         model.train()
         optimizer.zero_grad()
         drop = known & (torch.rand(known.shape) < input_masking)
-        out = model(torch.where(drop.view(-1, 1), median, x), *ops)
+        out = model(torch.where(drop.view(-1, 1), median, x), ops)
         loss = F.l1_loss(out[known], y[known])
         loss.backward()
         optimizer.step()
@@ -66,7 +65,7 @@ def main(root='data/citation_complex', order=1, epochs=300, input_masking=0.3, s
     # 4. Evaluate on the hidden simplices only, against the median input.
     model.eval()
     with torch.no_grad():
-        pred = model(x, *ops)
+        pred = model(x, ops)
     scores = {'median': within_5_percent(x[hidden], y[hidden]),
               'SAN': within_5_percent(pred[hidden], y[hidden])}
     l1 = {'median': F.l1_loss(x[hidden], y[hidden]).item(),

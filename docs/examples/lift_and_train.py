@@ -40,11 +40,11 @@ class Net(torch.nn.Module):
         self.conv1 = SANConv(in_channels, hidden_channels, **kwargs)
         self.conv2 = SANConv(hidden_channels, 1, **kwargs)
 
-    def forward(self, x, up_index, up_weight, down_index, down_weight, hodge_index,
-                hodge_weight):
-        ops = (up_index, up_weight, down_index, down_weight, hodge_index, hodge_weight)
-        x = torch.tanh(self.conv1(x, *ops))
-        return self.conv2(x, *ops)
+    def forward(self, x, ops):
+        # The same operators value for both layers: each operator form is
+        # derived once, by the first layer that needs it.
+        x = torch.tanh(self.conv1(x, ops))
+        return self.conv2(x, ops)
 
 
 def main(epochs=150, seed=0):
@@ -79,7 +79,7 @@ def main(epochs=150, seed=0):
 
     # The order-1 operators, each as (index, weight): upper, lower and the
     # normalised Hodge Laplacian.
-    ops = (*data.up_laplacian(1), *data.down_laplacian(1), *data.hodge_laplacian(1))
+    ops = data.operators(1)
 
     model = Net(in_channels=2, hidden_channels=16)
     optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
@@ -90,7 +90,7 @@ def main(epochs=150, seed=0):
         model.train()
         optimizer.zero_grad()
         drop = known & (torch.rand(num_edges, generator=generator) < 0.3)
-        out = model(inputs(known & ~drop), *ops)
+        out = model(inputs(known & ~drop), ops)
         loss = F.mse_loss(out[drop], flow[drop])
         loss.backward()
         optimizer.step()
@@ -101,7 +101,7 @@ def main(epochs=150, seed=0):
     #    signal's (1.0 is what predicting zero gets).
     model.eval()
     with torch.no_grad():
-        pred = model(inputs(known), *ops)
+        pred = model(inputs(known), ops)
     error = (pred[hidden] - flow[hidden]).pow(2).sum() / flow[hidden].pow(2).sum()
     error = error.item()
     print(f'relative squared error on the {int(hidden.sum())} hidden edges: {error:.3f}')

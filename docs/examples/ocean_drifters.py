@@ -35,8 +35,7 @@ def main(root='data/ocean_drifters', epochs=50, batch_size=32, seed=0):
 
     # 2. The order-1 operators of the complex, once for all drifters: the
     #    layers see the same tensors at every step and reuse what they built.
-    ops = (*complex.up_laplacian(1), *complex.down_laplacian(1),
-           *complex.hodge_laplacian(1))
+    ops = complex.operators(1)
 
     # 3. One SANConv layer (J_u = J_d = 3, harmonic filter of order 5) with 4
     #    features per edge, tanh, then a linear map of the flattened
@@ -53,7 +52,7 @@ def main(root='data/ocean_drifters', epochs=50, batch_size=32, seed=0):
         total = 0.0
         for batch in torch.randperm(len(train)).split(batch_size):
             optimizer.zero_grad()
-            loss = F.cross_entropy(model(train.x_1[batch], *ops), train.y[batch])
+            loss = F.cross_entropy(model(train.x_1[batch], ops), train.y[batch])
             loss.backward()
             optimizer.step()
             total += loss.item() * len(batch)
@@ -63,7 +62,7 @@ def main(root='data/ocean_drifters', epochs=50, batch_size=32, seed=0):
     # 5. Test accuracy on the 40 held-out drifters.
     model.eval()
     with torch.no_grad():
-        pred = model(test.x_1, *ops).argmax(dim=-1)
+        pred = model(test.x_1, ops).argmax(dim=-1)
     accuracy = (pred == test.y).float().mean().item()
     print(f'test accuracy: {accuracy:.3f}')
     return accuracy

@@ -262,3 +262,25 @@ def test_model_pickles_after_a_forward_pass_and_builds_operators_once(kit):
     torch.save(model, buffer)
     buffer.seek(0)
     assert torch.equal(torch.load(buffer, weights_only=False)(data), out)
+
+
+def test_compiled_model_does_not_recompile_per_batch(kit):
+    # Complexes of different sizes: after the first batches have marked the
+    # sizes dynamic, new batches reuse the compiled graphs.
+    from torch._dynamo.testing import CompileCounter
+
+    complexes = [with_signal(kit.delaunay(8 + i, seed=i), seed=i) for i in range(12)]
+    for i, data in enumerate(complexes):
+        data.y = torch.tensor([i % 2])
+    torch.manual_seed(0)
+    model = SAN(3, 4, num_layers=1, out_channels=2, readout='sum',
+                conv_kwargs=dict(J_up=2, J_down=2, J_harmonic=2)).double()
+    counter = CompileCounter()
+    compiled = torch.compile(model, backend=counter)
+    counts = []
+    for batch in DataLoader(complexes, batch_size=3):
+        out = compiled(batch)
+        assert torch.allclose(out, model(batch), atol=1e-10)
+        out.sum().backward()
+        counts.append(counter.frame_count)
+    assert counts[1] == counts[-1], counts  # no graph compiled after the second batch
