@@ -1,7 +1,5 @@
-import pytest
 import torch
 
-from torch_geometric_san.data import SimplicialComplexData
 
 
 def test_write_results_replaces_only_its_block(common, tmp_path):
@@ -69,15 +67,3 @@ def test_run_log_resumes(common, tmp_path):
     assert [s['command'] for s in resumed.sessions] == ['cmd 1', 'cmd 2']
     assert resumed.data_time() == {'synthetic': 2.0}
     assert not common.RunLog(str(path), False, 'cmd 3', 'cpu', {}).runs
-
-
-def test_scaled_operators(common):
-    data = SimplicialComplexData.from_simplices([[0, 1, 2], [1, 2, 3]], close=True)
-    raw = common.order_operators(data, 1)
-    scaled = common.order_operators(data, 1, scaled=True)
-    n = data.num_simplices(1)
-    for i in (1, 3):  # up and down weights
-        dense = torch.zeros(n, n).index_put_(tuple(scaled[i - 1].flip(0)), scaled[i])
-        assert torch.linalg.eigvalsh(dense.double()).max() == pytest.approx(1.0)
-        assert torch.allclose(scaled[i] / scaled[i].abs().max(), raw[i] / raw[i].abs().max())
-    assert torch.equal(raw[5], scaled[5])  # the normalised Hodge Laplacian as is

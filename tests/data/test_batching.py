@@ -48,6 +48,8 @@ def test_batch_equals_block_diagonal_complex(complexes):
     for key in union.keys():
         if key == 'num_nodes':
             assert batch.num_nodes == union.num_nodes
+        elif key.startswith('spectrum'):  # one row of eigenvalues per complex
+            assert torch.equal(batch[key], torch.cat([d[key] for d in complexes])), key
         elif not key.startswith('hodge_weight'):
             assert torch.equal(batch[key], union[key]), key
     # Each complex keeps its own Hodge normalisation: per complex, the batch's weights
