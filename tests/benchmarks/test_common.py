@@ -1,7 +1,6 @@
 import torch
 
 
-
 def test_write_results_replaces_only_its_block(common, tmp_path):
     path = tmp_path / 'results.md'
     path.write_text('# Results\n\n## Scaling\n\nother helper\n\n## Table 1: x\n\n'
