@@ -18,9 +18,10 @@ def _import_h5py():
         import h5py
     except ImportError as e:
         raise ImportError(
-            "Reading the ocean drifters raw file needs 'h5py'; install it "
-            "with `pip install torch-geometric-san[datasets]` (or "
-            "`pip install h5py`)") from e
+            "Reading the ocean drifters raw file needs 'h5py'; install the "
+            "'datasets' extra from the root of a clone of the repository "
+            "with `pip install \".[datasets]\"` (or `pip install h5py`)"
+        ) from e
     return h5py
 
 
