@@ -9,6 +9,8 @@ import scipy.sparse as sp
 import torch
 from torch import Tensor
 from torch_geometric.data import Batch, Data
+from torch_geometric.data.data import DataEdgeAttr, DataTensorAttr
+from torch_geometric.data.storage import GlobalStorage
 
 from torch_geometric_san.data import algebra
 
@@ -378,8 +380,28 @@ class SimplicialComplexData(Data):
             return torch.tensor([[self.num_simplices(k - 1)], [self.num_simplices(k)]])
         return self.num_simplices(k)
 
+    # Saving ------------------------------------------------------------------------
 
-torch.serialization.add_safe_globals([SimplicialComplexData])
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        # PyG pickles a batch through a callable object that torch.load(weights_only=
+        # True) refuses; a batch of complexes is rebuilt by an allow-listed function
+        # instead (the state is restored by Data.__setstate__, as PyG does).
+        if isinstance(self, Batch):
+            return _empty_batch, (), self.__dict__.copy()
+        return super().__reduce_ex__(protocol)
+
+
+def _empty_batch() -> Batch:
+    # An empty batch of complexes, whose state torch.load then sets.
+    return Batch(_base_cls=SimplicialComplexData)
+
+
+# What a saved complex or batch refers to, so that torch.load loads it with its
+# default weights_only=True: the class, PyG's storage classes, _empty_batch and the
+# class of its result (PyG's batch class of complexes, made once and cached by PyG).
+torch.serialization.add_safe_globals([SimplicialComplexData, GlobalStorage, DataEdgeAttr,
+                                      DataTensorAttr, _empty_batch,
+                                      type(_empty_batch())])
 
 
 def _check_count(value: Any, name: str) -> None:
