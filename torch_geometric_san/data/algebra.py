@@ -55,7 +55,7 @@ def row_keys(rows: np.ndarray, base: int) -> np.ndarray:
     Returns:
         numpy.ndarray: Keys of shape ``[M]``.
     """
-    if rows.shape[1] == 0:
+    if rows.shape[0] == 0 or rows.shape[1] == 0:
         return np.zeros(rows.shape[0], dtype=np.int64)
     key = rows[:, 0].astype(np.int64)
     for j in range(1, rows.shape[1]):
@@ -173,6 +173,8 @@ def faces(simplices: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
         :math:`(-1)^i` ``[(k + 1) N]``.
     """
     n, width = simplices.shape
+    if n == 0:  # (an empty padded order: no k deletions of nothing)
+        return np.empty((0, width - 1), dtype=simplices.dtype), np.empty(0)
     out = np.concatenate([np.delete(simplices, i, axis=1) for i in range(width)])
     sign = np.repeat(np.where(np.arange(width) % 2 == 0, 1.0, -1.0), n)
     return out, sign
@@ -374,7 +376,9 @@ def hodge_laplacians(boundaries: Sequence[sp.csc_array], num_nodes: int) -> Iter
     """
     down, s_down = _zero(num_nodes), 0.0  # L_0^(d) = 0
     for k in range(len(boundaries) + 1):
-        if k < len(boundaries):
+        if k < len(boundaries) and boundaries[k].nnz == 0:  # e.g. a padded order
+            up, next_down, s_up = _zero(down.shape[0]), _zero(boundaries[k].shape[1]), 0.0
+        elif k < len(boundaries):
             columns = boundaries[k]
             rows = columns.tocsr()  # CSR @ CSR products need no further conversion
             up, next_down = _sorted(rows @ columns.T), _sorted(columns.T @ rows)

@@ -355,7 +355,7 @@ class SimplicialComplexData(Data):
 
     def _operator(self, name: str, k: int) -> OperatorPair:
         self._check_k(k)
-        if f'{name}_index_{k}' in self:
+        if f'{name}_index_{k}' in self._store:  # O(1); `in self` lists every key
             return self[f'{name}_index_{k}'], self[f'{name}_weight_{k}']
         index, weight = self.hodge_index_0, self.hodge_weight_0
         return index.new_empty((2, 0)), weight.new_empty((0, ))
@@ -363,7 +363,9 @@ class SimplicialComplexData(Data):
     def _check_k(self, k: int) -> None:
         if not isinstance(k, (int, np.integer)) or isinstance(k, bool):
             raise TypeError(f"the order k must be an int, not {type(k).__name__}")
-        if not 0 <= k <= self.order:
+        # (k-simplices are stored for every k up to the order: one look-up, where
+        # self.order would scan every key)
+        if not (k == 0 or (k > 0 and f'simplices_{k}' in self._store)):
             raise ValueError(f"order k={k} is out of range for a complex of order "
                              f"{self.order}")
 
