@@ -230,3 +230,19 @@ def test_in_memory_dataset_save_load_round_trip(tmp_path, annulus, hollow_tetrah
         dataset = Stored()
     for i, data in enumerate(data_list):
         assert_data_equal(dataset[i], data)
+
+
+@pytest.mark.parametrize('matrices, sizes', [
+    ([np.zeros((3, 0))], [3, 0]),  # vertices without edges
+    ([np.zeros((0, 0))], [0, 0]),  # nothing at all
+    ([sp.csr_matrix((4, 0)), np.zeros((0, 0))], [4, 0, 0]),
+    ([torch.zeros(2, 0)], [2, 0]),
+    ([np.array([[-1.], [1.]]), np.zeros((1, 0))], [2, 1, 0]),  # an edge, no triangle
+])
+def test_from_incidence_with_empty_orders(matrices, sizes, assert_data_equal):
+    data = SimplicialComplexData.from_incidence(matrices)
+    assert [data.num_simplices(k) for k in range(len(sizes))] == sizes
+    # The same complex as from its simplices, padded to the same order.
+    edges = [[0, 1]] if sizes[1] else []
+    assert_data_equal(data, SimplicialComplexData.from_simplices(
+        edges, num_nodes=sizes[0], order=len(sizes) - 1))

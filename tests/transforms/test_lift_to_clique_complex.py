@@ -149,23 +149,44 @@ BAD_GRAPHS = {
     'node-feature-rows': (dict(edge_index=torch.tensor([[0, 1], [1, 2]]),
                                x=torch.zeros(2, 1), num_nodes=3), ValueError,
                           "x_0 has 2 rows but the complex has 3 0-simplices"),
+    'edge-attr-nan': (dict(edge_index=torch.tensor([[0, 1], [1, 2]]),
+                           edge_attr=torch.tensor([[1.0], [float('nan')]]),
+                           num_nodes=3), ValueError,
+                      "edge_attr has NaN or infinite entries"),
+    'edge-attr-uint8': (dict(edge_index=torch.tensor([[0, 1], [1, 2]]),
+                             edge_attr=torch.ones(2, 1, dtype=torch.uint8), num_nodes=3),
+                        TypeError, "edge_attr must be a signed numeric tensor"),
+    'edge-attr-list': (dict(edge_index=torch.tensor([[0, 1], [1, 2]]),
+                            edge_attr=[1.0, 2.0], num_nodes=3), TypeError,
+                       "edge_attr must be a tensor, not list"),
+    'edge-index-array': (dict(edge_index=np.array([[0, 1], [1, 2]]), num_nodes=3),
+                         TypeError, "edge_index must be a tensor, not ndarray"),
+    'huge-num-nodes': (dict(edge_index=torch.tensor([[0], [1]]), num_nodes=10**15),
+                       ValueError, "num_nodes=1000000000000000 .*needs more memory"),
+    'float-num-nodes': (dict(edge_index=torch.tensor([[0], [1]]), num_nodes=2.5),
+                        TypeError, "num_nodes must be an int, not float"),
 }
 
 
 @pytest.mark.parametrize('name', BAD_GRAPHS)
-def test_bad_graphs_raise_and_are_left_unchanged(name):
+def test_bad_graphs_raise_and_are_left_unchanged(name, assert_rejected):
     attrs, error, pattern = BAD_GRAPHS[name]
-    graph = Data(**attrs)
-    before = graph.clone()
-    with pytest.raises(error, match=pattern):
-        LiftToCliqueComplex()(graph)
-    assert_unchanged(graph, before)
+    assert_rejected(LiftToCliqueComplex(), (Data(**attrs), ), {}, error, pattern)
 
 
-@pytest.mark.parametrize('max_order, error', [(0, ValueError), ('2', TypeError)])
+@pytest.mark.parametrize('max_order, error', [(0, ValueError), ('2', TypeError),
+                                               (True, TypeError), (2.0, TypeError),
+                                               (-3, ValueError)])
 def test_bad_max_order(max_order, error):
     with pytest.raises(error, match="max_order must be"):
         LiftToCliqueComplex(max_order=max_order)
+
+
+@pytest.mark.parametrize('dtype', [torch.int64, 'float32', np.float32, None])
+def test_bad_dtype_is_refused_by_the_constructor(dtype):
+    # (not only when the first graph is lifted)
+    with pytest.raises(TypeError, match="dtype must be a floating torch.dtype"):
+        LiftToCliqueComplex(dtype=dtype)
 
 
 def test_rejects_non_data():

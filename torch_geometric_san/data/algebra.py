@@ -283,7 +283,7 @@ def incidence_to_simplices(boundaries: Sequence[sp.csc_array]) -> List[np.ndarra
     out = [np.arange(boundaries[0].shape[0] if boundaries else 0)[:, None]]
     for k, B in enumerate(boundaries, start=1):
         n = B.shape[1]
-        spans = np.sort(out[k - 1][B.indices].reshape(n, -1), axis=1)
+        spans = np.sort(out[k - 1][B.indices].reshape(n, (k + 1) * k), axis=1)
         new = np.ones(spans.shape, dtype=bool)
         new[:, 1:] = spans[:, 1:] != spans[:, :-1]
         counts = new.sum(1)

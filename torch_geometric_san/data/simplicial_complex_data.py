@@ -1,4 +1,5 @@
 r"""The data object of a simplicial complex."""
+import os
 import re
 from itertools import chain
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
@@ -13,6 +14,8 @@ from torch_geometric.data.data import DataEdgeAttr, DataTensorAttr
 from torch_geometric.data.storage import GlobalStorage
 
 from torch_geometric_san.data import algebra
+from torch_geometric_san.utils.validation import (check_bool, check_float_dtype,
+                                                  check_int)
 
 #: Attributes the constructors compute; the name of a feature cannot be one of them.
 _COMPUTED = re.compile(r'(simplices|(boundary|down|up|hodge)_(index|weight))_(\d+)')
@@ -139,11 +142,14 @@ class SimplicialComplexData(Data):
                 attributes, stored as given.
 
         Raises:
-            TypeError: Non-integer vertex ids, or bad features.
+            TypeError: Non-integer vertex ids, a :obj:`bool` or float where an int is
+                meant, a :obj:`close` other than :obj:`True`/:obj:`False`, or bad
+                features (not dense numeric tensors or arrays).
             ValueError: Negative, repeated or unsorted vertex ids, duplicated simplices,
                 missing faces (unless :obj:`close`), ids beyond :obj:`num_nodes`,
-                simplices above :obj:`order`, or features of the wrong size or with
-                NaN/inf entries.
+                simplices above :obj:`order`, a :obj:`num_nodes` (or largest vertex id)
+                whose arrays cannot fit in this machine's memory, or features of the
+                wrong size or with NaN/inf entries.
         """
         groups = _parse_simplices(simplices)
         return cls._from_groups(groups, close, num_nodes, order, dtype, kwargs)
@@ -179,7 +185,7 @@ class SimplicialComplexData(Data):
                             f"{type(simplex_tree).__name__}")
         if order is None:
             order = max(simplex_tree.dimension(), 0)
-        _check_count(order, 'order')
+        check_int(order, 'order', minimum=0)
         return cls.from_simplices(algebra.simplex_tree_to_arrays(simplex_tree, order),
                                   num_nodes=num_nodes, order=order, dtype=dtype,
                                   **kwargs)
@@ -231,13 +237,14 @@ class SimplicialComplexData(Data):
                     f"{boundaries[k - 1].shape[1]} columns; B_{k + 1} must map onto "
                     f"the {k}-simplices of B_{k}")
         if boundaries:
-            if num_nodes is not None and num_nodes != boundaries[0].shape[0]:
+            if num_nodes is not None and check_int(num_nodes, 'num_nodes') != \
+                    boundaries[0].shape[0]:
                 raise ValueError(f"num_nodes={num_nodes} but B_1 has "
                                  f"{boundaries[0].shape[0]} rows")
             num_nodes = boundaries[0].shape[0]
         elif num_nodes is None:
             raise ValueError("num_nodes is needed when no incidence matrix is given")
-        _check_count(num_nodes, 'num_nodes')
+        _check_num_nodes(num_nodes)
         algebra.check_chain_complex(boundaries)
         simplices = algebra.incidence_to_simplices(boundaries)
         simplices[0] = np.arange(num_nodes)[:, None]
@@ -251,10 +258,11 @@ class SimplicialComplexData(Data):
                      num_nodes: Optional[int], order: Optional[int], dtype: torch.dtype,
                      kwargs: Dict[str, Any]) -> 'SimplicialComplexData':
         # groups maps k + 1 to the k-simplices, rows as given.
+        check_bool(close, 'close')
         top = max(groups, default=1) - 1
         if order is None:
             order = top
-        _check_count(order, 'order')
+        check_int(order, 'order', minimum=0)
         if top > order:
             raise ValueError(f"simplices of order {top} are given but order={order}")
         for width, rows in groups.items():
@@ -263,7 +271,7 @@ class SimplicialComplexData(Data):
                      default=-1) + 1
         if num_nodes is None:
             num_nodes = needed
-        _check_count(num_nodes, 'num_nodes')
+        _check_num_nodes(num_nodes)
         if needed > num_nodes:
             raise ValueError(f"vertex id {needed - 1} is out of range for "
                              f"num_nodes={num_nodes}")
@@ -406,11 +414,26 @@ torch.serialization.add_safe_globals([SimplicialComplexData, GlobalStorage, Data
                                       type(_empty_batch())])
 
 
-def _check_count(value: Any, name: str) -> None:
-    if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
-        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
-    if value < 0:
-        raise ValueError(f"{name} must be non-negative, got {value}")
+#: Bytes a complex needs per vertex at the least (vertex ids, the index pointers
+#: of the order-0 operators, a batch vector), for :func:`_check_num_nodes`.
+_BYTES_PER_VERTEX = 64
+
+
+def _check_num_nodes(num_nodes: Any) -> None:
+    # Every id in 0..num_nodes - 1 is a vertex, with arrays of that length: refuse a
+    # count whose arrays cannot fit in this machine's memory (e.g. from a huge vertex
+    # id), rather than fail in NumPy's allocator (or be killed by the kernel).
+    check_int(num_nodes, 'num_nodes', minimum=0)
+    try:
+        memory = os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES')
+    except (AttributeError, ValueError, OSError):  # no sysconf: nothing to compare
+        return
+    if num_nodes * _BYTES_PER_VERTEX > memory:
+        raise ValueError(
+            f"num_nodes={num_nodes} (one more than the largest vertex id, unless "
+            f"given) needs more memory than this machine has ({memory / 2**30:.0f} "
+            f"GiB): vertex ids are node indices 0..num_nodes - 1, so renumber them "
+            f"consecutively, e.g. with numpy.unique(ids, return_inverse=True)")
 
 
 def _as_int_array(value: Any, what: str) -> np.ndarray:
@@ -419,6 +442,9 @@ def _as_int_array(value: Any, what: str) -> np.ndarray:
     value = np.asarray(value)
     if value.dtype.kind not in 'iu':
         raise TypeError(f"{what} must hold integer vertex ids, got dtype {value.dtype}")
+    if value.dtype == np.uint64 and value.size and value.max() > np.iinfo(np.int64).max:
+        raise ValueError(f"{what} holds the vertex id {value.max()}, beyond the int64 "
+                         f"range of vertex ids")
     return np.array(value, dtype=np.int64)
 
 
@@ -510,8 +536,7 @@ def _check_attributes(kwargs: Dict[str, Any], sizes: List[int],
                       dtype: torch.dtype) -> Dict[str, Any]:
     # Checks the weight dtype and the x_k among kwargs against N_k; returns kwargs with
     # feature arrays as tensors.
-    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
-        raise TypeError(f"dtype must be a floating torch.dtype, not {dtype!r}")
+    check_float_dtype(dtype)
     out = {}
     for key, value in kwargs.items():
         if _COMPUTED.fullmatch(key) or key == 'num_nodes':
@@ -524,10 +549,15 @@ def _check_attributes(kwargs: Dict[str, Any], sizes: List[int],
                 raise ValueError(f"{key} is given but the complex has order "
                                  f"{len(sizes) - 1}")
             if isinstance(value, np.ndarray):
+                if value.dtype.kind not in 'biufc':
+                    raise TypeError(f"{key} must be numeric, got dtype {value.dtype}")
                 value = torch.from_numpy(value)
             if not isinstance(value, Tensor):
                 raise TypeError(f"{key} must be a tensor or an array, not "
                                 f"{type(value).__name__}")
+            if value.layout != torch.strided:
+                raise TypeError(f"{key} must be a dense tensor, not {value.layout} "
+                                f"(use .to_dense())")
             if value.dim() != 2:
                 raise ValueError(f"{key} must have shape [N_{k}, F] = [{sizes[k]}, F], "
                                  f"got {list(value.shape)} (use .view(-1, 1) for one "

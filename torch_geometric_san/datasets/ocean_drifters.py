@@ -11,6 +11,7 @@ from torch_geometric_san.datasets.trajectory import (
     ORIENTATIONS,
     TrajectoryDataset,
 )
+from torch_geometric_san.utils.validation import check_int
 
 
 def _import_h5py():
@@ -228,7 +229,7 @@ class OceanDriftersDataset(TrajectoryDataset):
         self.split = self._check_choice("split", split, ("train", "test"))
         self.orientation = self._check_choice("orientation", orientation,
                                               ORIENTATIONS)
-        self.seed = seed
+        self.seed = check_int(seed, "'seed'", minimum=0)
         super().__init__(root, transform, log=log, force_reload=force_reload)
 
     @property
