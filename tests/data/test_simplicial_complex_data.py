@@ -1,12 +1,16 @@
 import copy
 import io
+import os
+import subprocess
+import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 import torch
-from torch_geometric.data import InMemoryDataset
+from torch_geometric.data import Batch, InMemoryDataset
 
 from torch_geometric_san.data import SimplicialComplexData
 
@@ -174,8 +178,37 @@ def test_torch_save_load_round_trip(annulus, assert_data_equal):
     buffer = io.BytesIO()
     torch.save(data, buffer)
     buffer.seek(0)
-    # Like PyG's own Data, a pickled data object needs weights_only=False.
-    assert_data_equal(torch.load(buffer, weights_only=False), data)
+    # The default weights_only=True: the package allow-lists what a complex needs.
+    assert_data_equal(torch.load(buffer), data)
+
+
+def test_saved_complex_and_batch_load_in_a_fresh_process(tmp_path, annulus):
+    # A fresh interpreter has made no batch class yet: importing the package is all
+    # that torch.load(path) needs, for a complex and for a batch.
+    data = SimplicialComplexData.from_simplices(annulus, close=True,
+                                                x_1=torch.randn(20, 2))
+    batch = Batch.from_data_list([data, data])
+    torch.save(data, tmp_path / 'complex.pt')
+    torch.save(batch, tmp_path / 'batch.pt')
+    script = (
+        "import sys, torch, torch_geometric_san\n"
+        "data = torch.load(sys.argv[1] + '/complex.pt')\n"
+        "batch = torch.load(sys.argv[1] + '/batch.pt')\n"
+        "print(type(data).__name__, type(batch).__name__, batch.num_graphs,\n"
+        "      batch.simplex_batch(2).tolist() == [0] * 10 + [1] * 10,\n"
+        "      torch.equal(batch.get_example(1).x_1, data.x_1))\n")
+    out = subprocess.run([sys.executable, '-c', script, str(tmp_path)],
+                         capture_output=True, text=True, env=_child_env())
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ['SimplicialComplexData',
+                                  'SimplicialComplexDataBatch', '2', 'True', 'True']
+
+
+def _child_env():
+    # The child imports this checkout's package, as the test process does.
+    root = str(Path(__file__).resolve().parents[2])
+    return dict(os.environ, PYTHONPATH=os.pathsep.join(
+        filter(None, [root, os.environ.get('PYTHONPATH')])))
 
 
 def test_in_memory_dataset_save_load_round_trip(tmp_path, annulus, hollow_tetrahedron,
@@ -197,3 +230,19 @@ def test_in_memory_dataset_save_load_round_trip(tmp_path, annulus, hollow_tetrah
         dataset = Stored()
     for i, data in enumerate(data_list):
         assert_data_equal(dataset[i], data)
+
+
+@pytest.mark.parametrize('matrices, sizes', [
+    ([np.zeros((3, 0))], [3, 0]),  # vertices without edges
+    ([np.zeros((0, 0))], [0, 0]),  # nothing at all
+    ([sp.csr_matrix((4, 0)), np.zeros((0, 0))], [4, 0, 0]),
+    ([torch.zeros(2, 0)], [2, 0]),
+    ([np.array([[-1.], [1.]]), np.zeros((1, 0))], [2, 1, 0]),  # an edge, no triangle
+])
+def test_from_incidence_with_empty_orders(matrices, sizes, assert_data_equal):
+    data = SimplicialComplexData.from_incidence(matrices)
+    assert [data.num_simplices(k) for k in range(len(sizes))] == sizes
+    # The same complex as from its simplices, padded to the same order.
+    edges = [[0, 1]] if sizes[1] else []
+    assert_data_equal(data, SimplicialComplexData.from_simplices(
+        edges, num_nodes=sizes[0], order=len(sizes) - 1))

@@ -205,5 +205,5 @@ def test_offline_names_the_file_to_place(tmp_path, monkeypatch):
 
 def test_without_h5py(small_root, monkeypatch):
     monkeypatch.setitem(sys.modules, "h5py", None)
-    with pytest.raises(ImportError, match=r"torch-geometric-san\[datasets\]"):
+    with pytest.raises(ImportError, match=r"pip install \"\.\[datasets\]\""):
         OceanDriftersDataset(small_root, log=False)

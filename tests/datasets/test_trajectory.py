@@ -83,3 +83,19 @@ def test_reorient_edges(dense):
         reorient_edges(complex, torch.zeros(7))
     with pytest.raises(TypeError, match="tensor"):
         reorient_edges(complex, np.ones(7))
+
+
+@pytest.mark.parametrize("order", [1, 2, 3])
+def test_reorient_edges_without_triangles(order, dense):
+    # A path of edges, padded to `order` (no triangles: an empty B_2 if order > 1).
+    complex = SimplicialComplexData.from_simplices([[0, 1], [1, 2]], order=order)
+    signs = torch.tensor([-1, 1])
+    flipped = reorient_edges(complex, signs)
+    assert flipped.order == order
+    assert [flipped.num_simplices(k) for k in range(order + 1)] == [3, 2] + [0] * (
+        order - 1)
+    s = torch.diag(signs.double())
+    assert torch.equal(dense(*flipped.boundary(1), (3, 2)),
+                       dense(*complex.boundary(1), (3, 2)) @ s)
+    assert torch.equal(dense(*flipped.hodge_laplacian(1), (2, 2)),
+                       s @ dense(*complex.hodge_laplacian(1), (2, 2)) @ s)

@@ -181,7 +181,7 @@ def test_bad_input():
         ReorderSimplices()(Data(num_nodes=3))
     with pytest.raises(TypeError, match='attrs must be a dict'):
         ReorderSimplices(attrs=['edge_mask'])
-    with pytest.raises(ValueError, match='int >= 1'):
+    with pytest.raises(ValueError, match=r"'pos' \(order-0 .* must be at least 1"):
         ReorderSimplices(attrs={'pos': 0})
     with pytest.raises(ValueError, match="'edge_mask' must be a tensor with N_2"):
         ReorderSimplices(attrs={'edge_mask': 2})(data)
@@ -190,3 +190,19 @@ def test_bad_input():
     with pytest.raises(ValueError, match='of order 3 but the complex has order 2'):
         ReorderSimplices(attrs={'edge_mask': 3})(data)
     assert not isinstance(data, Batch)
+
+
+@pytest.mark.parametrize('attrs, error, pattern', [
+    ({'edge_mask': True}, TypeError, r"'edge_mask' .* must be an int, not bool"),
+    ({'edge_mask': 1.0}, TypeError, r"'edge_mask' .* must be an int, not float"),
+    ({3: 1}, TypeError, "attrs keys must be attribute names, got 3"),
+])
+def test_bad_attrs(attrs, error, pattern, assert_rejected):
+    assert_rejected(ReorderSimplices, (), dict(attrs=attrs), error, pattern)
+
+
+def test_refuses_a_batch():
+    data = delaunay()
+    batch = Batch.from_data_list([data, data])
+    with pytest.raises(TypeError, match="apply it to each complex before batching"):
+        ReorderSimplices()(batch)

@@ -114,7 +114,7 @@ def test_plot_complex_bad_input(data):
 
 def test_plot_complex_without_matplotlib(data, monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
-    with pytest.raises(ImportError, match=r"torch-geometric-san\[plot\]"):
+    with pytest.raises(ImportError, match=r"pip install \"\.\[plot\]\""):
         plot_complex(data)
 
 

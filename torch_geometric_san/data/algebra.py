@@ -52,7 +52,7 @@ def row_keys(rows: np.ndarray, base: int) -> np.ndarray:
     Returns:
         numpy.ndarray: Keys of shape ``[M]``.
     """
-    if rows.shape[1] == 0:
+    if rows.shape[0] == 0 or rows.shape[1] == 0:
         return np.zeros(rows.shape[0], dtype=np.int64)
     key = rows[:, 0].astype(np.int64)
     for j in range(1, rows.shape[1]):
@@ -170,6 +170,8 @@ def faces(simplices: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
         :math:`(-1)^i` ``[(k + 1) N]``.
     """
     n, width = simplices.shape
+    if n == 0:  # (an empty padded order: no k deletions of nothing)
+        return np.empty((0, width - 1), dtype=simplices.dtype), np.empty(0)
     out = np.concatenate([np.delete(simplices, i, axis=1) for i in range(width)])
     sign = np.repeat(np.where(np.arange(width) % 2 == 0, 1.0, -1.0), n)
     return out, sign
@@ -278,7 +280,7 @@ def incidence_to_simplices(boundaries: Sequence[sp.csc_array]) -> List[np.ndarra
     out = [np.arange(boundaries[0].shape[0] if boundaries else 0)[:, None]]
     for k, B in enumerate(boundaries, start=1):
         n = B.shape[1]
-        spans = np.sort(out[k - 1][B.indices].reshape(n, -1), axis=1)
+        spans = np.sort(out[k - 1][B.indices].reshape(n, (k + 1) * k), axis=1)
         new = np.ones(spans.shape, dtype=bool)
         new[:, 1:] = spans[:, 1:] != spans[:, :-1]
         counts = new.sum(1)
@@ -349,7 +351,9 @@ def hodge_laplacians(boundaries: Sequence[sp.csc_array], num_nodes: int,
     """
     down, s_down = _zero(num_nodes), 0.0  # L_0^(d) = 0
     for k in range(len(boundaries) + 1):
-        if k < len(boundaries):
+        if k < len(boundaries) and boundaries[k].nnz == 0:  # e.g. a padded order
+            up, next_down, s_up = _zero(down.shape[0]), _zero(boundaries[k].shape[1]), 0.0
+        elif k < len(boundaries):
             columns = boundaries[k]
             rows = columns.tocsr()  # CSR @ CSR products need no further conversion
             up, next_down = _sorted(rows @ columns.T), _sorted(columns.T @ rows)

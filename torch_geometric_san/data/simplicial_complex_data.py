@@ -1,4 +1,5 @@
 r"""The data object of a simplicial complex."""
+import os
 import re
 from itertools import chain
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
@@ -9,9 +10,13 @@ import scipy.sparse as sp
 import torch
 from torch import Tensor
 from torch_geometric.data import Batch, Data
+from torch_geometric.data.data import DataEdgeAttr, DataTensorAttr
+from torch_geometric.data.storage import GlobalStorage
 
 from torch_geometric_san.data import algebra
 from torch_geometric_san.sparse import SimplicialOperators, SparseOperator
+from torch_geometric_san.utils.validation import (check_bool, check_float_dtype,
+                                                  check_int)
 
 #: Attributes the constructors compute; the name of a feature cannot be one of them.
 _COMPUTED = re.compile(r'(simplices|spectrum|(boundary|down|up|hodge)_(index|weight))_(\d+)')
@@ -138,11 +143,14 @@ class SimplicialComplexData(Data):
                 attributes, stored as given.
 
         Raises:
-            TypeError: Non-integer vertex ids, or bad features.
+            TypeError: Non-integer vertex ids, a :obj:`bool` or float where an int is
+                meant, a :obj:`close` other than :obj:`True`/:obj:`False`, or bad
+                features (not dense numeric tensors or arrays).
             ValueError: Negative, repeated or unsorted vertex ids, duplicated simplices,
                 missing faces (unless :obj:`close`), ids beyond :obj:`num_nodes`,
-                simplices above :obj:`order`, or features of the wrong size or with
-                NaN/inf entries.
+                simplices above :obj:`order`, a :obj:`num_nodes` (or largest vertex id)
+                whose arrays cannot fit in this machine's memory, or features of the
+                wrong size or with NaN/inf entries.
         """
         groups = _parse_simplices(simplices)
         return cls._from_groups(groups, close, num_nodes, order, dtype, kwargs)
@@ -178,7 +186,7 @@ class SimplicialComplexData(Data):
                             f"{type(simplex_tree).__name__}")
         if order is None:
             order = max(simplex_tree.dimension(), 0)
-        _check_count(order, 'order')
+        check_int(order, 'order', minimum=0)
         return cls.from_simplices(algebra.simplex_tree_to_arrays(simplex_tree, order),
                                   num_nodes=num_nodes, order=order, dtype=dtype,
                                   **kwargs)
@@ -230,13 +238,14 @@ class SimplicialComplexData(Data):
                     f"{boundaries[k - 1].shape[1]} columns; B_{k + 1} must map onto "
                     f"the {k}-simplices of B_{k}")
         if boundaries:
-            if num_nodes is not None and num_nodes != boundaries[0].shape[0]:
+            if num_nodes is not None and check_int(num_nodes, 'num_nodes') != \
+                    boundaries[0].shape[0]:
                 raise ValueError(f"num_nodes={num_nodes} but B_1 has "
                                  f"{boundaries[0].shape[0]} rows")
             num_nodes = boundaries[0].shape[0]
         elif num_nodes is None:
             raise ValueError("num_nodes is needed when no incidence matrix is given")
-        _check_count(num_nodes, 'num_nodes')
+        _check_num_nodes(num_nodes)
         algebra.check_chain_complex(boundaries)
         simplices = algebra.incidence_to_simplices(boundaries)
         simplices[0] = np.arange(num_nodes)[:, None]
@@ -250,10 +259,11 @@ class SimplicialComplexData(Data):
                      num_nodes: Optional[int], order: Optional[int], dtype: torch.dtype,
                      kwargs: Dict[str, Any]) -> 'SimplicialComplexData':
         # groups maps k + 1 to the k-simplices, rows as given.
+        check_bool(close, 'close')
         top = max(groups, default=1) - 1
         if order is None:
             order = top
-        _check_count(order, 'order')
+        check_int(order, 'order', minimum=0)
         if top > order:
             raise ValueError(f"simplices of order {top} are given but order={order}")
         for width, rows in groups.items():
@@ -262,7 +272,7 @@ class SimplicialComplexData(Data):
                      default=-1) + 1
         if num_nodes is None:
             num_nodes = needed
-        _check_count(num_nodes, 'num_nodes')
+        _check_num_nodes(num_nodes)
         if needed > num_nodes:
             raise ValueError(f"vertex id {needed - 1} is out of range for "
                              f"num_nodes={num_nodes}")
@@ -409,7 +419,7 @@ class SimplicialComplexData(Data):
 
     def _operator(self, name: str, k: int) -> OperatorPair:
         self._check_k(k)
-        if f'{name}_index_{k}' in self:
+        if f'{name}_index_{k}' in self._store:  # O(1); `in self` lists every key
             return self[f'{name}_index_{k}'], self[f'{name}_weight_{k}']
         index, weight = self.hodge_index_0, self.hodge_weight_0
         return index.new_empty((2, 0)), weight.new_empty((0, ))
@@ -417,7 +427,9 @@ class SimplicialComplexData(Data):
     def _check_k(self, k: int) -> None:
         if not isinstance(k, (int, np.integer)) or isinstance(k, bool):
             raise TypeError(f"the order k must be an int, not {type(k).__name__}")
-        if not 0 <= k <= self.order:
+        # (k-simplices are stored for every k up to the order: one look-up, where
+        # self.order would scan every key)
+        if not (k == 0 or (k > 0 and f'simplices_{k}' in self._store)):
             raise ValueError(f"order k={k} is out of range for a complex of order "
                              f"{self.order}")
 
@@ -434,15 +446,50 @@ class SimplicialComplexData(Data):
             return torch.tensor([[self.num_simplices(k - 1)], [self.num_simplices(k)]])
         return self.num_simplices(k)
 
+    # Saving ------------------------------------------------------------------------
 
-torch.serialization.add_safe_globals([SimplicialComplexData])
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        # PyG pickles a batch through a callable object that torch.load(weights_only=
+        # True) refuses; a batch of complexes is rebuilt by an allow-listed function
+        # instead (the state is restored by Data.__setstate__, as PyG does).
+        if isinstance(self, Batch):
+            return _empty_batch, (), self.__dict__.copy()
+        return super().__reduce_ex__(protocol)
 
 
-def _check_count(value: Any, name: str) -> None:
-    if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
-        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
-    if value < 0:
-        raise ValueError(f"{name} must be non-negative, got {value}")
+def _empty_batch() -> Batch:
+    # An empty batch of complexes, whose state torch.load then sets.
+    return Batch(_base_cls=SimplicialComplexData)
+
+
+# What a saved complex or batch refers to, so that torch.load loads it with its
+# default weights_only=True: the class, PyG's storage classes, _empty_batch and the
+# class of its result (PyG's batch class of complexes, made once and cached by PyG).
+torch.serialization.add_safe_globals([SimplicialComplexData, GlobalStorage, DataEdgeAttr,
+                                      DataTensorAttr, _empty_batch,
+                                      type(_empty_batch())])
+
+
+#: Bytes a complex needs per vertex at the least (vertex ids, the index pointers
+#: of the order-0 operators, a batch vector), for :func:`_check_num_nodes`.
+_BYTES_PER_VERTEX = 64
+
+
+def _check_num_nodes(num_nodes: Any) -> None:
+    # Every id in 0..num_nodes - 1 is a vertex, with arrays of that length: refuse a
+    # count whose arrays cannot fit in this machine's memory (e.g. from a huge vertex
+    # id), rather than fail in NumPy's allocator (or be killed by the kernel).
+    check_int(num_nodes, 'num_nodes', minimum=0)
+    try:
+        memory = os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES')
+    except (AttributeError, ValueError, OSError):  # no sysconf: nothing to compare
+        return
+    if num_nodes * _BYTES_PER_VERTEX > memory:
+        raise ValueError(
+            f"num_nodes={num_nodes} (one more than the largest vertex id, unless "
+            f"given) needs more memory than this machine has ({memory / 2**30:.0f} "
+            f"GiB): vertex ids are node indices 0..num_nodes - 1, so renumber them "
+            f"consecutively, e.g. with numpy.unique(ids, return_inverse=True)")
 
 
 def _as_int_array(value: Any, what: str) -> np.ndarray:
@@ -451,6 +498,9 @@ def _as_int_array(value: Any, what: str) -> np.ndarray:
     value = np.asarray(value)
     if value.dtype.kind not in 'iu':
         raise TypeError(f"{what} must hold integer vertex ids, got dtype {value.dtype}")
+    if value.dtype == np.uint64 and value.size and value.max() > np.iinfo(np.int64).max:
+        raise ValueError(f"{what} holds the vertex id {value.max()}, beyond the int64 "
+                         f"range of vertex ids")
     return np.array(value, dtype=np.int64)
 
 
@@ -542,8 +592,7 @@ def _check_attributes(kwargs: Dict[str, Any], sizes: List[int],
                       dtype: torch.dtype) -> Dict[str, Any]:
     # Checks the weight dtype and the x_k among kwargs against N_k; returns kwargs with
     # feature arrays as tensors.
-    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
-        raise TypeError(f"dtype must be a floating torch.dtype, not {dtype!r}")
+    check_float_dtype(dtype)
     out = {}
     for key, value in kwargs.items():
         if _COMPUTED.fullmatch(key) or key == 'num_nodes':
@@ -556,10 +605,15 @@ def _check_attributes(kwargs: Dict[str, Any], sizes: List[int],
                 raise ValueError(f"{key} is given but the complex has order "
                                  f"{len(sizes) - 1}")
             if isinstance(value, np.ndarray):
+                if value.dtype.kind not in 'biufc':
+                    raise TypeError(f"{key} must be numeric, got dtype {value.dtype}")
                 value = torch.from_numpy(value)
             if not isinstance(value, Tensor):
                 raise TypeError(f"{key} must be a tensor or an array, not "
                                 f"{type(value).__name__}")
+            if value.layout != torch.strided:
+                raise TypeError(f"{key} must be a dense tensor, not {value.layout} "
+                                f"(use .to_dense())")
             if value.dim() != 2:
                 raise ValueError(f"{key} must have shape [N_{k}, F] = [{sizes[k]}, F], "
                                  f"got {list(value.shape)} (use .view(-1, 1) for one "

@@ -1,14 +1,17 @@
 """An :class:`~torch_geometric.data.InMemoryDataset` whose items share one
 simplicial complex."""
 import copy
+import os
+import warnings
 from typing import Any, Callable, Dict, Optional, Union
 
 import torch
 from torch import Tensor
 from torch_geometric.data import InMemoryDataset
+from torch_geometric.data.dataset import files_exist
 
 from torch_geometric_san.data import SimplicialComplexData
-from torch_geometric_san.datasets.io import atomic_torch_save
+from torch_geometric_san.datasets.io import atomic_torch_save, load_processed
 
 
 class SharedComplexDataset(InMemoryDataset):
@@ -29,6 +32,13 @@ class SharedComplexDataset(InMemoryDataset):
     :obj:`pre_transform` and :obj:`pre_filter` are not supported: they would
     act on items one by one and break the sharing.
 
+    No file the dataset reads can run code: the processed file is read with
+    :obj:`weights_only=True` (:func:`~torch_geometric_san.datasets.io.load_processed`),
+    and PyG's ``processed/pre_transform.pt`` and ``pre_filter.pt``, which PyG
+    unpickles with :obj:`weights_only=False`, are neither read nor written. A
+    damaged processed file (empty, truncated, of another layout) is named in a
+    warning and processed again.
+
     Args:
         root (str): Root directory of the dataset.
         transform (callable, optional): Applied to each item on access.
@@ -43,10 +53,28 @@ class SharedComplexDataset(InMemoryDataset):
         force_reload: bool = False,
     ) -> None:
         super().__init__(root, transform, log=log, force_reload=force_reload)
-        out = torch.load(self.processed_paths[0], weights_only=True)
+        try:
+            out = load_processed(self.processed_paths[0])
+        except ValueError as error:
+            # A damaged or foreign cache: processed again, once.
+            warnings.warn(f"{error}; processing the dataset again", stacklevel=2)
+            self._process_files()
+            out = load_processed(self.processed_paths[0])
         self._complex = SimplicialComplexData.from_dict(out["complex"])
         self._items: Dict[str, Tensor] = out["items"]
-        self._extra: Dict[str, Any] = out.get("extra", {})
+        self._extra: Dict[str, Any] = out["extra"]
+
+    def _process(self) -> None:
+        # Replaces PyG's Dataset._process, which unpickles processed/pre_transform.pt
+        # and pre_filter.pt with weights_only=False (a planted file there would run
+        # code). These datasets take no pre_transform or pre_filter, so they neither
+        # read nor write those files.
+        if self.force_reload or not files_exist(self.processed_paths):
+            self._process_files()
+
+    def _process_files(self) -> None:
+        os.makedirs(self.processed_dir, exist_ok=True)
+        self.process()
 
     @staticmethod
     def save_shared(

@@ -15,6 +15,7 @@ from torch_geometric_san.datasets.io import (
     fetch_raw_file,
     load_npy,
 )
+from torch_geometric_san.utils.validation import check_int, check_real
 
 MAX_ORDER = 10
 
@@ -107,8 +108,7 @@ def citation_simplices(
 
 
 def _check_missing_rate(missing_rate: float) -> None:
-    if not isinstance(missing_rate, (int, float)) or not (
-            0.0 < missing_rate < 1.0):
+    if not 0.0 < check_real(missing_rate, "'missing_rate'") < 1.0:
         raise ValueError(f"'missing_rate' must be a fraction in (0, 1) "
                          f"(e.g. 0.3 for 30 %), got {missing_rate!r}")
 
@@ -128,8 +128,9 @@ def imputation_masks(
     that of a higher rate.
 
     Args:
-        num_simplices (int): :math:`N`, the number of simplices.
-        missing_rate (float): :math:`r`, the fraction hidden, in :math:`(0, 1)`.
+        num_simplices (int): :math:`N`, the number of simplices (at least 1).
+        missing_rate (float): :math:`r`, the fraction hidden, in :math:`(0, 1)`;
+            at least one simplex must stay known (:math:`\lceil r N \rceil < N`).
         num_masks (int): The number of masks.
         seed (int): The seed.
 
@@ -137,9 +138,19 @@ def imputation_masks(
         numpy.ndarray: Boolean, shape :obj:`[num_masks, num_simplices]`,
         :obj:`True` where the value is hidden.
     """
+    check_int(num_simplices, "'num_simplices'", minimum=1)
     _check_missing_rate(missing_rate)
+    check_int(num_masks, "'num_masks'", minimum=1)
+    check_int(seed, "'seed'", minimum=0)
     # Rounding first keeps e.g. 0.1 * 5000 = 500.00000000000006 at 500.
     num_hidden = math.ceil(round(missing_rate * num_simplices, 6))
+    if num_hidden == num_simplices:
+        raise ValueError(
+            f"missing_rate={missing_rate} hides all {num_simplices} simplices "
+            f"(ceil(rate * N) = N), which leaves no known value to train on or "
+            f"to fill the hidden ones with; the rate must be below "
+            f"{(num_simplices - 1) / num_simplices:.6g} for {num_simplices} "
+            f"simplices")
     hidden = np.zeros((num_masks, num_simplices), dtype=bool)
     for m in range(num_masks):
         perm = np.random.default_rng([seed, m]).permutation(num_simplices)
@@ -230,18 +241,12 @@ class CitationComplexDataset(SharedComplexDataset):
         log: bool = True,
         force_reload: bool = False,
     ) -> None:
-        if not isinstance(order, int) or not (
-                0 <= order <= self.max_imputation_order):
-            raise ValueError(f"'order' must be an integer in 0.."
-                             f"{self.max_imputation_order}, got {order!r}")
-        if not isinstance(num_masks, int) or num_masks < 1:
-            raise ValueError(f"'num_masks' must be a positive integer, got "
-                             f"{num_masks!r}")
-        self.order = order
-        self.missing_rate = missing_rate
-        self.num_masks = num_masks
-        self.seed = seed
+        self.order = check_int(order, "'order'", minimum=0,
+                               maximum=self.max_imputation_order)
         _check_missing_rate(missing_rate)
+        self.missing_rate = missing_rate
+        self.num_masks = check_int(num_masks, "'num_masks'", minimum=1)
+        self.seed = check_int(seed, "'seed'", minimum=0)
         super().__init__(root, transform, log=log, force_reload=force_reload)
         counts = self._complex.y.view(-1).numpy()
         hidden = imputation_masks(len(counts), missing_rate, num_masks, seed)

@@ -9,6 +9,9 @@
   place where.
 * :func:`atomic_torch_save`: writes a processed file atomically (temporary file
   in the same directory, then :func:`os.replace`).
+* :func:`load_processed`: reads a processed file with ``weights_only=True`` (no
+  code runs) and checks its layout; a damaged file is a :class:`ValueError` that
+  names it.
 """
 import codecs
 import hashlib
@@ -28,6 +31,7 @@ __all__ = [
     "RestrictedUnpickler",
     "fetch_raw_file",
     "atomic_torch_save",
+    "load_processed",
 ]
 
 
@@ -238,3 +242,51 @@ def atomic_torch_save(obj: Any, path: str) -> None:
         if osp.exists(tmp):
             os.remove(tmp)
         raise
+
+
+def load_processed(path: str) -> Dict[str, Any]:
+    r"""Loads a processed file written by
+    :meth:`~torch_geometric_san.datasets.SharedComplexDataset.save_shared`.
+
+    The file is read by :func:`torch.load` with :obj:`weights_only=True`, so
+    nothing in it can run code, and its layout is checked: a dict with a
+    :obj:`"complex"` dict, an :obj:`"items"` dict of tensors with one leading
+    size and an :obj:`"extra"` dict.
+
+    Args:
+        path (str): The processed file.
+
+    Returns:
+        dict: Its content.
+
+    Raises:
+        ValueError: If the file is empty, truncated, not a processed file of
+            this package, or holds anything but tensors and plain values (the
+            message names the file and says to pass :obj:`force_reload=True`).
+    """
+    with open(path, "rb") as f:  # a missing or unreadable file fails here
+        try:
+            out = torch.load(f, weights_only=True)
+        except Exception as e:  # torch.load fails in many ways on damaged files
+            raise _damaged(path, _first_line(e)) from None
+    if not isinstance(out, dict) or not isinstance(out.get("complex"), dict) \
+            or not isinstance(out.get("extra"), dict) \
+            or not isinstance(out.get("items"), dict) \
+            or not all(isinstance(v, torch.Tensor) and v.dim() > 0
+                       for v in out["items"].values()) \
+            or len({v.size(0) for v in out["items"].values()}) > 1:
+        raise _damaged(path, "not the layout of a processed file of this package")
+    return out
+
+
+def _first_line(error: Exception) -> str:
+    # "Type: first line of the message", for an error message of our own.
+    text = str(error).strip()
+    return f"{type(error).__name__}: {text.splitlines()[0][:200]}" if text else \
+        type(error).__name__
+
+
+def _damaged(path: str, reason: str) -> ValueError:
+    return ValueError(f"The processed file '{path}' cannot be read ({reason}). "
+                     f"It is damaged or was not written by this package; "
+                     f"pass force_reload=True to process the dataset again")

@@ -11,6 +11,7 @@ from torch_geometric_san.datasets.trajectory import (
     ORIENTATIONS,
     TrajectoryDataset,
 )
+from torch_geometric_san.utils.validation import check_int
 
 
 def _import_h5py():
@@ -18,9 +19,10 @@ def _import_h5py():
         import h5py
     except ImportError as e:
         raise ImportError(
-            "Reading the ocean drifters raw file needs 'h5py'; install it "
-            "with `pip install torch-geometric-san[datasets]` (or "
-            "`pip install h5py`)") from e
+            "Reading the ocean drifters raw file needs 'h5py'; install the "
+            "'datasets' extra from the root of a clone of the repository "
+            "with `pip install \".[datasets]\"` (or `pip install h5py`)"
+        ) from e
     return h5py
 
 
@@ -227,7 +229,7 @@ class OceanDriftersDataset(TrajectoryDataset):
         self.split = self._check_choice("split", split, ("train", "test"))
         self.orientation = self._check_choice("orientation", orientation,
                                               ORIENTATIONS)
-        self.seed = seed
+        self.seed = check_int(seed, "'seed'", minimum=0)
         super().__init__(root, transform, log=log, force_reload=force_reload)
 
     @property

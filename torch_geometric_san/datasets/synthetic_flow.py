@@ -12,6 +12,7 @@ from torch_geometric_san.datasets.trajectory import (
     ORIENTATIONS,
     TrajectoryDataset,
 )
+from torch_geometric_san.utils.validation import check_int
 
 # Regions as [[x_min, y_min], [x_max, y_max]] in the unit square.
 HOLES = (np.array([[0.2, 0.2], [0.4, 0.4]]), np.array([[0.6, 0.6], [0.8, 0.8]]))
@@ -207,11 +208,11 @@ class SyntheticFlowDataset(TrajectoryDataset):
         self.split = self._check_choice("split", split, ("train", "test"))
         self.orientation = self._check_choice("orientation", orientation,
                                               ORIENTATIONS)
-        self.num_points = num_points
+        self.num_points = check_int(num_points, "'num_points'", minimum=3)
+        num_train = check_int(num_train, "'num_train'", minimum=1)
+        num_test = check_int(num_test, "'num_test'", minimum=1)
         self.num_items = num_train if split == "train" else num_test
-        if self.num_items < 1 or num_points < 3:
-            raise ValueError("Need at least 3 points and 1 trajectory")
-        self.seed = seed
+        self.seed = check_int(seed, "'seed'", minimum=0)
         super().__init__(root, transform, log=log, force_reload=force_reload)
 
     @property

@@ -10,6 +10,7 @@ from tqdm import tqdm
 
 from torch_geometric_san.data import SimplicialComplexData
 from torch_geometric_san.datasets.base import SharedComplexDataset
+from torch_geometric_san.utils.validation import check_int
 
 __all__ = [
     "path_to_flow",
@@ -42,8 +43,10 @@ def path_to_flow(path: np.ndarray, edges: np.ndarray) -> np.ndarray:
         >>> path_to_flow(np.array([0, 1, 2, 0]), edges)
         array([ 1., -1.,  1.], dtype=float32)
     """
-    path = np.asarray(path, dtype=np.int64)
-    edges = np.asarray(edges, dtype=np.int64)
+    path = _int_array(path, "path", ndim=1, shape="[L]")
+    edges = _int_array(edges, "edges", ndim=2, shape="[E, 2]")
+    if edges.shape[1] != 2:
+        raise ValueError(f"'edges' must have shape [E, 2], got {list(edges.shape)}")
     flow = np.zeros(len(edges), dtype=np.float32)
     if len(path) < 2:
         return flow
@@ -66,6 +69,18 @@ def path_to_flow(path: np.ndarray, edges: np.ndarray) -> np.ndarray:
     return flow
 
 
+def _int_array(value, name: str, ndim: int, shape: str) -> np.ndarray:
+    # An integer array of ndim dimensions (a float path would be truncated).
+    array = np.asarray(value.cpu() if isinstance(value, Tensor) else value)
+    if array.size and array.dtype.kind not in "iu":
+        raise TypeError(f"'{name}' must hold integer vertex ids, got dtype "
+                        f"{array.dtype}")
+    if array.ndim != ndim:
+        raise ValueError(f"'{name}' must have shape {shape}, got "
+                         f"{list(array.shape)}")
+    return array.astype(np.int64)
+
+
 def random_orientation(num_simplices: int,
                        rng: np.random.Generator) -> np.ndarray:
     r"""Draws a random change of reference orientation: each simplex keeps
@@ -79,6 +94,7 @@ def random_orientation(num_simplices: int,
         numpy.ndarray: Signs in :math:`\{-1, +1\}`, shape
         :obj:`[num_simplices]`, dtype int64.
     """
+    check_int(num_simplices, "'num_simplices'", minimum=0)
     return rng.integers(0, 2, size=num_simplices) * 2 - 1
 
 
@@ -103,9 +119,16 @@ def reorient_edges(complex: SimplicialComplexData,
     Returns:
         SimplicialComplexData: The re-oriented complex (a new object).
     """
+    if not isinstance(complex, SimplicialComplexData):
+        raise TypeError(f"'complex' must be a SimplicialComplexData, not "
+                        f"{type(complex).__name__}")
+    if complex.order < 1:
+        raise ValueError("'complex' has no edges to re-orient (order 0)")
     if not isinstance(signs, Tensor):
-        raise TypeError(f"'signs' must be a tensor, not "
-                        f"{type(signs).__name__}")
+        raise TypeError(f"'signs' must be a tensor, not {type(signs).__name__}")
+    if signs.dtype == torch.bool or signs.is_complex():
+        raise TypeError(f"'signs' must be a real tensor of +1 and -1, not "
+                        f"{signs.dtype}")
     num_edges = complex.num_simplices(1)
     if signs.shape != (num_edges, ) or not bool((signs.abs() == 1).all()):
         raise ValueError(f"'signs' must hold +1 or -1 for each of the "

