@@ -351,6 +351,40 @@ class SimplicialComplexData(Data):
         return torch.repeat_interleave(torch.arange(self.num_graphs, device=device),
                                        counts, output_size=n)
 
+    # Feature counts ----------------------------------------------------------------
+
+    def num_simplex_features(self, k: int) -> int:
+        r"""The number :math:`F_k` of features per k-simplex: the columns of ``x_k``,
+        ``0`` where the complex has no ``x_k``."""
+        self._check_k(k)
+        x = self[f'x_{k}'] if f'x_{k}' in self else None
+        return 0 if x is None else (1 if x.dim() == 1 else int(x.size(-1)))
+
+    @property
+    def num_node_features(self) -> int:
+        r"""The number :math:`F_0` of features per node (0-simplex), as PyG's
+        :attr:`torch_geometric.data.Data.num_node_features` gives for ``x``; read by
+        :attr:`torch_geometric.data.Dataset.num_node_features`."""
+        return self.num_simplex_features(0)
+
+    @property
+    def num_features(self) -> int:
+        r"""Alias of :attr:`num_node_features`, as in PyG; read by
+        :attr:`torch_geometric.data.Dataset.num_features`. A complex lifted with
+        :obj:`lift_x` (e.g. by
+        :class:`~torch_geometric_san.transforms.LiftToCliqueComplex`) carries this
+        many features on every order except where other features are appended (edge
+        attributes on order 1); :meth:`num_simplex_features` gives each order."""
+        return self.num_node_features
+
+    @property
+    def num_edge_features(self) -> int:
+        r"""The number :math:`F_1` of features per edge (1-simplex), ``x_1``'s columns
+        (PyG's :attr:`torch_geometric.data.Data.num_edge_features` reads
+        ``edge_attr``, which a lifted complex holds as ``x_1``); read by
+        :attr:`torch_geometric.data.Dataset.num_edge_features`."""
+        return self.num_simplex_features(1) if self.order >= 1 else 0
+
     def _operator(self, name: str, k: int) -> OperatorPair:
         self._check_k(k)
         if f'{name}_index_{k}' in self:
