@@ -45,12 +45,13 @@ def test_k4_lifts_to_4_6_4_1_simplices():
     assert LiftToCliqueComplex()(k4()).order == 2
 
 
+@pytest.mark.parametrize('max_order', [1, 2, 4])  # NumPy up to 2, GUDHI above
 @pytest.mark.parametrize('seed', range(3))
-def test_simplices_are_the_cliques(seed):
+def test_simplices_are_the_cliques(seed, max_order):
     graph = random_graph(seed)
-    data = LiftToCliqueComplex(max_order=4)(graph)
+    data = LiftToCliqueComplex(max_order=max_order)(graph)
     edges = {tuple(sorted(e)) for e in graph.edge_index.t().tolist()}
-    for k in range(1, 5):
+    for k in range(1, max_order + 1):
         cliques = [c for c in itertools.combinations(range(graph.num_nodes), k + 1)
                    if all(pair in edges for pair in itertools.combinations(c, 2))]
         assert data[f'simplices_{k}'].tolist() == [list(c) for c in cliques]
@@ -99,7 +100,8 @@ def test_edge_attributes_follow_orientation_and_first_occurrence():
     # [0, 2]: 0 -> 2 (row 1) runs low to high and wins over 2 -> 0.
     # [1, 2]: 1 -> 2 (row 3) wins over 2 -> 1. The self-loop (3, 3) is dropped.
     assert data.x_1.tolist() == [[-10., -1.], [20., 2.], [40., 4.]]
-    assert 'edge_weight' not in data and 'edge_attr' not in data
+    assert 'edge_attr' not in data  # it is x_1; the graph's other attributes stay
+    assert data.edge_index is graph.edge_index and data.edge_weight is graph.edge_weight
     assert data.y.tolist() == [3] and data.pos.shape == (4, 2)
     assert data.num_simplices(0) == 4  # node 3 is isolated but kept
 
@@ -125,7 +127,9 @@ def test_input_graph_is_left_unchanged():
 
 
 def test_repr():
-    assert repr(LiftToCliqueComplex(max_order=3)) == 'LiftToCliqueComplex(max_order=3)'
+    assert repr(LiftToCliqueComplex(max_order=3)) == (
+        "LiftToCliqueComplex(max_order=3, edge_attr='flow', lift_x=False, "
+        "reduce='mean')")
 
 
 BAD_GRAPHS = {
@@ -143,6 +147,9 @@ BAD_GRAPHS = {
     'edge-attr-bool': (dict(edge_index=torch.tensor([[0, 1], [1, 2]]),
                             edge_attr=torch.ones(2, 1, dtype=torch.bool), num_nodes=3),
                        TypeError, "edge_attr must be a signed numeric tensor"),
+    'edge-attr-uint8': (dict(edge_index=torch.tensor([[0, 1], [1, 2]]),
+                             edge_attr=torch.ones(2, 1, dtype=torch.uint8), num_nodes=3),
+                        TypeError, "pass edge_attr='feature' for unoriented"),
     'node-feature-nan': (dict(edge_index=torch.tensor([[0, 1], [1, 2]]),
                               x=torch.tensor([[0.], [float('nan')], [1.]])), ValueError,
                          "x_0 has NaN or infinite entries"),
@@ -152,10 +159,7 @@ BAD_GRAPHS = {
     'edge-attr-nan': (dict(edge_index=torch.tensor([[0, 1], [1, 2]]),
                            edge_attr=torch.tensor([[1.0], [float('nan')]]),
                            num_nodes=3), ValueError,
-                      "edge_attr has NaN or infinite entries"),
-    'edge-attr-uint8': (dict(edge_index=torch.tensor([[0, 1], [1, 2]]),
-                             edge_attr=torch.ones(2, 1, dtype=torch.uint8), num_nodes=3),
-                        TypeError, "edge_attr must be a signed numeric tensor"),
+                      "(edge_attr|x_1) has NaN or infinite entries"),
     'edge-attr-list': (dict(edge_index=torch.tensor([[0, 1], [1, 2]]),
                             edge_attr=[1.0, 2.0], num_nodes=3), TypeError,
                        "edge_attr must be a tensor, not list"),
@@ -182,6 +186,19 @@ def test_bad_max_order(max_order, error):
         LiftToCliqueComplex(max_order=max_order)
 
 
+@pytest.mark.parametrize('kwargs, error, pattern', [
+    (dict(max_order=0), ValueError, "max_order must be at least 1"),
+    (dict(max_order='2'), TypeError, "max_order must be an int"),
+    (dict(edge_attr='signed'), ValueError, "edge_attr must be one of"),
+    (dict(lift_x='mean'), TypeError, "lift_x must be a bool"),
+    (dict(reduce='max'), ValueError, "reduce must be one of"),
+    (dict(dtype=torch.int64), TypeError, "dtype must be a floating"),
+])
+def test_bad_options(kwargs, error, pattern):
+    with pytest.raises(error, match=pattern):
+        LiftToCliqueComplex(**kwargs)
+
+
 @pytest.mark.parametrize('dtype', [torch.int64, 'float32', np.float32, None])
 def test_bad_dtype_is_refused_by_the_constructor(dtype):
     # (not only when the first graph is lifted)
@@ -206,3 +223,98 @@ def test_padding_to_a_high_order_is_linear():
     assert data.order == 2000
     assert sizes[:3] == [3, 3, 1] and not any(sizes[3:])
     assert hodge[:3] == [9, 3, 1] and not any(hodge[3:])
+
+
+def bond_graph() -> Data:
+    # A triangle 0-1-2 and a pendant edge 2-3, stored in both directions (as PyG stores
+    # molecules), with one-hot bond types and node features.
+    edge_index = torch.tensor([[0, 1, 1, 2, 0, 2, 2, 3], [1, 0, 2, 1, 2, 0, 3, 2]])
+    bond = torch.tensor([0, 0, 1, 1, 2, 2, 1, 1])
+    return Data(x=torch.tensor([[1., 0.], [0., 2.], [4., 4.], [3., 1.]]),
+                edge_index=edge_index, num_nodes=4,
+                edge_attr=torch.nn.functional.one_hot(bond, 3).to(torch.uint8))
+
+
+def test_unoriented_edge_features_keep_their_sign_and_become_float():
+    graph = bond_graph()
+    data = LiftToCliqueComplex(edge_attr='feature')(graph)
+    assert data.simplices_1.tolist() == [[0, 1], [0, 2], [1, 2], [2, 3]]
+    assert data.x_1.dtype == torch.float32
+    assert data.x_1.tolist() == [[1, 0, 0], [0, 0, 1], [0, 1, 0], [0, 1, 0]]
+    # Stored from the higher to the lower id only: a flow would flip it, a feature not.
+    graph.edge_index, graph.edge_attr = graph.edge_index[:, 1::2], \
+        graph.edge_attr[1::2].float()
+    assert LiftToCliqueComplex(edge_attr='feature')(graph).x_1.min() == 0
+    assert LiftToCliqueComplex(edge_attr='flow')(graph).x_1.min() == -1
+    bools = LiftToCliqueComplex(edge_attr='feature', dtype=torch.float64)(
+        Data(edge_index=torch.tensor([[1], [0]]), edge_attr=torch.tensor([[True]])))
+    assert bools.x_1.dtype == torch.float64 and bools.x_1.tolist() == [[1.]]
+
+
+@pytest.mark.parametrize('reduce', ['mean', 'sum'])
+def test_node_features_are_lifted_to_every_order(reduce):
+    graph = bond_graph()
+    data = LiftToCliqueComplex(max_order=3, edge_attr='feature', lift_x=True,
+                               reduce=reduce)(graph)
+    x = graph.x.double()
+    scale = {'mean': lambda k: 1 / (k + 1), 'sum': lambda k: 1}[reduce]
+    for k in (1, 2):
+        simplices = data[f'simplices_{k}']
+        expected = x[simplices].sum(1) * scale(k)
+        torch.testing.assert_close(data[f'x_{k}'][:, :2].double(), expected)
+    # Order 1: the lifted node features, then the edge features.
+    assert data.x_1[:, 2:].tolist() == [[1, 0, 0], [0, 0, 1], [0, 1, 0], [0, 1, 0]]
+    assert data.x_3.shape == (0, 2)  # no 4-clique: an empty signal of the right width
+    assert [data.num_simplex_features(k) for k in range(4)] == [2, 5, 2, 2]
+    assert (data.num_features, data.num_node_features, data.num_edge_features) == \
+        (2, 2, 5)
+
+
+def test_integer_node_features_are_lifted_as_floats():
+    graph = bond_graph()
+    graph.x = torch.tensor([0, 1, 2, 3])
+    data = LiftToCliqueComplex(edge_attr='feature', lift_x=True)(graph)
+    assert data.x_0.dtype == torch.int64  # x itself is kept as given
+    assert data.x_2.tolist() == [[1.]] and data.x_2.dtype == torch.float32
+    assert data.x_1[:, 0].tolist() == [0.5, 1.0, 1.5, 2.5]
+
+
+def test_feature_counts_without_features():
+    data = LiftToCliqueComplex()(k4())
+    assert (data.num_features, data.num_edge_features) == (0, 0)
+    assert data.num_simplex_features(2) == 0
+    with pytest.raises(ValueError, match="out of range"):
+        data.num_simplex_features(3)
+
+
+def test_dataset_num_features_of_a_lifted_dataset(tmp_path):
+    from torch_geometric.data import InMemoryDataset
+
+    class Graphs(InMemoryDataset):
+        def __init__(self, transform):
+            super().__init__(str(tmp_path), transform=transform)
+            graphs = [bond_graph(), k4()]
+            graphs[1].x = torch.ones(4, 2)
+            graphs[1].edge_attr = torch.zeros(6, 3, dtype=torch.uint8)
+            self.data, self.slices = self.collate(graphs)
+
+    dataset = Graphs(LiftToCliqueComplex(edge_attr='feature', lift_x=True))
+    assert dataset.num_features == dataset.num_node_features == 2
+    assert dataset.num_edge_features == 5  # lifted node features + bond types
+    batch = next(iter(DataLoader(dataset, batch_size=2)))
+    assert batch.x_2.size(1) == dataset.num_features
+
+
+def test_kept_edge_index_batches_and_converts_to_networkx():
+    from torch_geometric.utils import to_networkx
+    graphs = [bond_graph(), random_graph(1)]
+    graphs[1].x = torch.zeros(graphs[1].num_nodes, 2)
+    graphs[1].edge_attr = torch.zeros(graphs[1].num_edges, 3)
+    lifted = [LiftToCliqueComplex(edge_attr='feature')(g) for g in graphs]
+    batch = next(iter(DataLoader(lifted, batch_size=2)))
+    offset = graphs[0].num_nodes
+    assert torch.equal(batch.edge_index, torch.cat(
+        [graphs[0].edge_index, graphs[1].edge_index + offset], dim=1))
+    assert torch.equal(batch.simplices_1[4:], lifted[1].simplices_1 + offset)
+    nx_graph = to_networkx(lifted[0], to_undirected=True)
+    assert sorted(nx_graph.edges()) == [(0, 1), (0, 2), (1, 2), (2, 3)]

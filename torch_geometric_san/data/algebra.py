@@ -18,8 +18,8 @@ No function here loops over simplices in Python: faces are found by deleting col
 rows are encoded into order-preserving integer keys and looked up with
 :func:`numpy.searchsorted`, and the Laplacians are SciPy sparse products.
 """
-from itertools import chain, islice
-from operator import itemgetter
+from array import array
+from itertools import chain
 from typing import Dict, Iterator, List, Sequence, Tuple
 
 import gudhi
@@ -86,8 +86,10 @@ def simplex_tree_to_arrays(simplex_tree: gudhi.SimplexTree,
     r"""The simplices of a GUDHI :class:`~gudhi.SimplexTree` up to :obj:`order`, one
     array ``[N_k, k + 1]`` per order present, each in lexicographic order.
 
-    GUDHI only offers a Python iterator over simplices; it is consumed in chunks, so
-    the Python lists it yields never hold more than :data:`_CHUNK` simplices at once.
+    GUDHI only offers a Python iterator over simplices; its vertex lists are streamed
+    into one flat array (their lengths into another) without being kept, so no Python
+    list outlives its step of the iteration (holding them made the garbage collector
+    take 70 % of the time at :math:`10^6` edges).
 
     Args:
         simplex_tree (gudhi.SimplexTree): The complex (not modified).
@@ -96,23 +98,67 @@ def simplex_tree_to_arrays(simplex_tree: gudhi.SimplexTree,
     Returns:
         List[numpy.ndarray]: One ``int64`` array per order present, by increasing order.
     """
-    flats, lengths = [], []
-    simplices = map(itemgetter(0), simplex_tree.get_skeleton(order))
-    while chunk := list(islice(simplices, _CHUNK)):
-        sizes = np.fromiter(map(len, chunk), dtype=np.int64, count=len(chunk))
-        flats.append(np.fromiter(chain.from_iterable(chunk), dtype=np.int64,
-                                 count=int(sizes.sum())))
-        lengths.append(sizes)
-    if not flats:
+    lengths = array('q')
+    record = lengths.append
+
+    def vertices(simplex: Tuple[List[int], float]) -> List[int]:
+        record(len(simplex[0]))
+        return simplex[0]
+
+    flat = np.fromiter(chain.from_iterable(map(vertices,
+                                               simplex_tree.get_skeleton(order))),
+                       dtype=np.int64)
+    if not flat.size:
         return []
-    flat, sizes = np.concatenate(flats), np.concatenate(lengths)
-    del flats, lengths
-    groups = group_by_length(flat, sizes)
+    groups = group_by_length(flat, np.frombuffer(lengths, dtype=np.int64))
     if flat.min() < 0:  # not a valid complex; left for the caller to report
         return list(groups.values())
     base = int(flat.max()) + 1
     return [rows[np.argsort(row_keys(rows, base), kind='stable')]
             for rows in groups.values()]
+
+
+def clique_triangles(edges: np.ndarray, num_nodes: int,
+                     chunk: int = 1 << 22) -> np.ndarray:
+    r"""The triangles (3-cliques) of a graph, vectorised.
+
+    Each edge :math:`(a, b)`, :math:`a < b`, is extended by every :math:`c > b` adjacent
+    to :math:`b`, and the wedge :math:`(a, b, c)` is a triangle where :math:`(a, c)` is
+    an edge too (looked up with :func:`numpy.searchsorted`). Wedges are enumerated for
+    about :obj:`chunk` at a time, so memory stays bounded on graphs with hubs.
+
+    Args:
+        edges (numpy.ndarray): The edges ``[E, 2]``, ``int64``, distinct, ascending
+            rows, in lexicographic order.
+        num_nodes (int): The number of nodes (larger than every id).
+        chunk (int, optional): Wedges enumerated at once. (default: :obj:`2**22`)
+
+    Returns:
+        numpy.ndarray: The triangles ``[T, 3]``, ascending rows, in lexicographic order
+        (the order of GUDHI's clique expansion, read by
+        :func:`simplex_tree_to_arrays`).
+    """
+    heads, tails = edges[:, 0], edges[:, 1]
+    keys = heads * num_nodes + tails  # increasing
+    starts = np.searchsorted(heads, np.arange(num_nodes + 1))
+    counts = np.diff(starts)[tails]  # wedges of each edge
+    ends = np.cumsum(counts)
+    out = [np.empty((0, 3), dtype=np.int64)]
+    lo = 0
+    while lo < len(edges):
+        done = ends[lo] - counts[lo]  # wedges of the edges before lo
+        hi = max(int(np.searchsorted(ends, done + chunk, side='right')), lo + 1)
+        count = counts[lo:hi]
+        wedge = np.repeat(np.arange(lo, hi), count)
+        rank = np.arange(len(wedge)) - np.repeat(ends[lo:hi] - count - done, count)
+        third = tails[starts[tails[wedge]] + rank]
+        query = heads[wedge] * num_nodes + third
+        found = np.minimum(np.searchsorted(keys, query), len(keys) - 1)
+        closed = keys[found] == query
+        wedge = wedge[closed]
+        out.append(np.stack([heads[wedge], tails[wedge], third[closed]], axis=1))
+        lo = hi
+    return np.concatenate(out)
 
 
 def check_simplex_rows(rows: np.ndarray, k: int) -> None:
@@ -254,11 +300,16 @@ def boundary_matrix(simplices: np.ndarray, face_table: np.ndarray) -> sp.csc_arr
             f"{_fmt(face_rows[miss])}, a face of {width - 1}-simplex "
             f"{_fmt(simplices[miss % n])}, is missing (pass close=True to add "
             f"missing faces)")
-    cols = np.tile(np.arange(n), width)
-    out = sp.csc_array((sign.astype(np.float32), (rows, cols)),
-                       shape=(len(face_table), n))
-    out.sort_indices()
-    return out
+    # Column s holds the faces rows[i * n + s]; sorted within the column, they are the
+    # CSC arrays, built directly. 32-bit indices where they fit: SciPy's products of
+    # such matrices run about twice as fast as with 64-bit ones (measured at 1e6 edges).
+    index_dtype = np.int32 if max(len(face_table), n * width) < 2**31 else np.int64
+    rows = rows.reshape(width, n).T
+    order = np.argsort(rows, axis=1, kind='stable')
+    indices = np.take_along_axis(rows, order, axis=1).astype(index_dtype).reshape(-1)
+    data = sign.astype(np.float32).reshape(width, n).T[np.arange(n)[:, None], order]
+    indptr = np.arange(0, n * width + 1, width, dtype=index_dtype)
+    return sp.csc_array((data.reshape(-1), indices, indptr), shape=(len(face_table), n))
 
 
 def incidence_to_simplices(boundaries: Sequence[sp.csc_array]) -> List[np.ndarray]:

@@ -245,7 +245,7 @@ class SimplicialComplexData(Data):
             num_nodes = boundaries[0].shape[0]
         elif num_nodes is None:
             raise ValueError("num_nodes is needed when no incidence matrix is given")
-        _check_num_nodes(num_nodes)
+        check_num_nodes(num_nodes)
         algebra.check_chain_complex(boundaries)
         simplices = algebra.incidence_to_simplices(boundaries)
         simplices[0] = np.arange(num_nodes)[:, None]
@@ -272,7 +272,7 @@ class SimplicialComplexData(Data):
                      default=-1) + 1
         if num_nodes is None:
             num_nodes = needed
-        _check_num_nodes(num_nodes)
+        check_num_nodes(num_nodes)
         if needed > num_nodes:
             raise ValueError(f"vertex id {needed - 1} is out of range for "
                              f"num_nodes={num_nodes}")
@@ -417,6 +417,40 @@ class SimplicialComplexData(Data):
         return torch.repeat_interleave(torch.arange(self.num_graphs, device=device),
                                        counts, output_size=n)
 
+    # Feature counts ----------------------------------------------------------------
+
+    def num_simplex_features(self, k: int) -> int:
+        r"""The number :math:`F_k` of features per k-simplex: the columns of ``x_k``,
+        ``0`` where the complex has no ``x_k``."""
+        self._check_k(k)
+        x = self[f'x_{k}'] if f'x_{k}' in self else None
+        return 0 if x is None else (1 if x.dim() == 1 else int(x.size(-1)))
+
+    @property
+    def num_node_features(self) -> int:
+        r"""The number :math:`F_0` of features per node (0-simplex), as PyG's
+        :attr:`torch_geometric.data.Data.num_node_features` gives for ``x``; read by
+        :attr:`torch_geometric.data.Dataset.num_node_features`."""
+        return self.num_simplex_features(0)
+
+    @property
+    def num_features(self) -> int:
+        r"""Alias of :attr:`num_node_features`, as in PyG; read by
+        :attr:`torch_geometric.data.Dataset.num_features`. A complex lifted with
+        :obj:`lift_x` (e.g. by
+        :class:`~torch_geometric_san.transforms.LiftToCliqueComplex`) carries this
+        many features on every order except where other features are appended (edge
+        attributes on order 1); :meth:`num_simplex_features` gives each order."""
+        return self.num_node_features
+
+    @property
+    def num_edge_features(self) -> int:
+        r"""The number :math:`F_1` of features per edge (1-simplex), ``x_1``'s columns
+        (PyG's :attr:`torch_geometric.data.Data.num_edge_features` reads
+        ``edge_attr``, which a lifted complex holds as ``x_1``); read by
+        :attr:`torch_geometric.data.Dataset.num_edge_features`."""
+        return self.num_simplex_features(1) if self.order >= 1 else 0
+
     def _operator(self, name: str, k: int) -> OperatorPair:
         self._check_k(k)
         if f'{name}_index_{k}' in self._store:  # O(1); `in self` lists every key
@@ -471,11 +505,11 @@ torch.serialization.add_safe_globals([SimplicialComplexData, GlobalStorage, Data
 
 
 #: Bytes a complex needs per vertex at the least (vertex ids, the index pointers
-#: of the order-0 operators, a batch vector), for :func:`_check_num_nodes`.
+#: of the order-0 operators, a batch vector), for :func:`check_num_nodes`.
 _BYTES_PER_VERTEX = 64
 
 
-def _check_num_nodes(num_nodes: Any) -> None:
+def check_num_nodes(num_nodes: Any) -> None:
     # Every id in 0..num_nodes - 1 is a vertex, with arrays of that length: refuse a
     # count whose arrays cannot fit in this machine's memory (e.g. from a huge vertex
     # id), rather than fail in NumPy's allocator (or be killed by the kernel).

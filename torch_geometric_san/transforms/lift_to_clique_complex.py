@@ -1,45 +1,75 @@
 r"""Lifting a graph to its clique complex."""
-from typing import Any, Dict
+from typing import Any, List
 
 import gudhi
 import numpy as np
 import torch
 from torch import Tensor
 from torch_geometric.data import Data
-from torch_geometric.transforms import BaseTransform
 
 from torch_geometric_san.data import SimplicialComplexData, algebra
-from torch_geometric_san.utils.validation import check_float_dtype, check_int
+from torch_geometric_san.data.simplicial_complex_data import check_num_nodes
+from torch_geometric_san.transforms._lifting import _as_column, _Lifting
+
+#: The ways ``edge_attr`` is lifted.
+EDGE_ATTRS = ('flow', 'feature')
 
 
-class LiftToCliqueComplex(BaseTransform):
+class LiftToCliqueComplex(_Lifting):
     r"""Lifts a graph to its clique complex up to order :obj:`max_order` (every
-    :math:`(k+1)`-clique becomes a k-simplex), built with GUDHI
-    (:meth:`gudhi.SimplexTree.insert_batch` and :meth:`~gudhi.SimplexTree.expansion`),
-    and returns a :class:`~torch_geometric_san.data.SimplicialComplexData`.
+    :math:`(k+1)`-clique becomes a k-simplex) and returns a
+    :class:`~torch_geometric_san.data.SimplicialComplexData`.
 
-    * Nodes stay nodes: ``x`` becomes ``x_0`` (a 1-D ``x`` becomes a column).
+    * Nodes stay nodes: ``x`` becomes ``x_0`` (a 1-D ``x`` becomes a column). With
+      :obj:`lift_x`, every k-simplex also gets the mean (or sum) of the features of its
+      vertices as ``x_k``, :math:`k = 1..K`.
     * Each undirected edge :math:`\{i, j\}`, :math:`i < j`, becomes the 1-simplex
       :math:`[i, j]` and ``edge_attr`` becomes ``x_1`` (rows in the order of
-      ``simplices_1``, a 1-D ``edge_attr`` becomes a column), sign-flipped where the
-      graph edge ran from the higher to the lower id, as an edge flow is. Where the
-      graph holds an edge more than once (e.g. both directions of an undirected
-      graph), ``x_1`` takes the first occurrence running from the lower to the higher
-      id, or else the first occurrence.
-    * Self-loops are not simplices and are dropped, as are other edge-level attributes
-      (named ``edge_*``). Every other attribute (``y``, ``pos``, masks, ...) is copied.
-      A graph without ``edge_index`` has no edges.
+      ``simplices_1``, a 1-D ``edge_attr`` becomes a column), placed after the lifted
+      node features where both are given. With :obj:`edge_attr="flow"` it is
+      sign-flipped where the graph edge ran from the higher to the lower id, as an edge
+      flow is; with :obj:`edge_attr="feature"` it is copied as it is. Where the graph
+      holds an edge more than once (e.g. both directions of an undirected graph),
+      ``x_1`` takes the first occurrence running from the lower to the higher id, or
+      else the first occurrence.
+    * Self-loops are not simplices. The graph's ``edge_index`` (as given, self-loops
+      and both directions included) and every other attribute (``y``, ``pos``,
+      ``edge_weight``, masks, ...) are kept, so PyG tools such as
+      :func:`torch_geometric.utils.to_networkx` still see the graph, and batching
+      shifts ``edge_index`` as for a graph. A graph without ``edge_index`` has no edges.
 
     The complex is padded to :obj:`max_order` (with empty orders) when the graph has no
-    cliques that large, so lifted graphs can always be batched together. An empty
-    order costs a few tensors and well under a millisecond: ``max_order=2000`` on a
-    triangle lifts in about half a second.
+    cliques that large, so lifted graphs can always be batched together. The edges and
+    triangles are found with vectorised NumPy (:func:`~torch_geometric_san.data.algebra.
+    clique_triangles`); larger cliques by GUDHI's clique expansion
+    (:meth:`gudhi.SimplexTree.insert_batch` and :meth:`~gudhi.SimplexTree.expansion`).
+
+    Feature counts: :attr:`~torch_geometric_san.data.SimplicialComplexData.num_features`
+    of the result (and so :attr:`torch_geometric.data.Dataset.num_features` of a dataset
+    with this transform) is :math:`F_0`, the node features, which is also the count on
+    every order :math:`k \geq 2` with :obj:`lift_x`;
+    :attr:`~torch_geometric_san.data.SimplicialComplexData.num_edge_features` is
+    :math:`F_1` and
+    :meth:`~torch_geometric_san.data.SimplicialComplexData.num_simplex_features` gives
+    any order.
 
     Args:
         max_order (int, optional): The largest order :math:`K` of the complex.
             (default: :obj:`2`)
-        dtype (torch.dtype, optional): Floating type of the operator weights.
-            (default: :obj:`torch.float32`)
+        edge_attr (str, optional): How ``edge_attr`` is lifted: :obj:`"flow"`, an
+            oriented signal whose sign follows the edge direction (it must be a signed
+            numeric tensor), or :obj:`"feature"`, an unoriented one, copied without
+            sign flips (integer and bool attributes, e.g. one-hot bond types, are
+            converted to :obj:`dtype`). (default: :obj:`"flow"`)
+        lift_x (bool, optional): Lift the node features ``x`` to every order
+            :math:`k \geq 1`. (default: :obj:`False`)
+        reduce (str, optional): How :obj:`lift_x` combines the features of the
+            :math:`k + 1` vertices of a k-simplex: :obj:`"mean"`, which keeps them on
+            the scale of ``x`` at every order, or :obj:`"sum"`
+            (:math:`|\mathbf{B}_1|^\top \mathbf{x}` for edges). Integer and bool ``x``
+            is converted to :obj:`dtype` first. (default: :obj:`"mean"`)
+        dtype (torch.dtype, optional): Floating type of the operator weights and of
+            converted features. (default: :obj:`torch.float32`)
 
     Example:
         >>> from torch_geometric.data import Data
@@ -48,10 +78,23 @@ class LiftToCliqueComplex(BaseTransform):
         >>> complex = LiftToCliqueComplex(max_order=3)(graph)
         >>> [complex.num_simplices(k) for k in range(4)]
         [4, 6, 4, 1]
+        >>> graph.x = torch.eye(4)
+        >>> complex = LiftToCliqueComplex(lift_x=True)(graph)
+        >>> complex.x_2  # the mean of the one-hot features of the vertices
+        tensor([[0.3333, 0.3333, 0.3333, 0.0000],
+                [0.3333, 0.3333, 0.0000, 0.3333],
+                [0.3333, 0.0000, 0.3333, 0.3333],
+                [0.0000, 0.3333, 0.3333, 0.3333]])
+        >>> complex.num_features, complex.num_simplex_features(2)
+        (4, 4)
     """
-    def __init__(self, max_order: int = 2, dtype: torch.dtype = torch.float32) -> None:
-        self.max_order = check_int(max_order, 'max_order', minimum=1)
-        self.dtype = check_float_dtype(dtype)
+    def __init__(self, max_order: int = 2, edge_attr: str = 'flow',
+                 lift_x: bool = False, reduce: str = 'mean',
+                 dtype: torch.dtype = torch.float32) -> None:
+        super().__init__(max_order, lift_x, reduce, dtype)
+        if edge_attr not in EDGE_ATTRS:
+            raise ValueError(f"edge_attr must be one of {EDGE_ATTRS}, got {edge_attr!r}")
+        self.edge_attr = edge_attr
 
     def forward(self, data: Data) -> SimplicialComplexData:
         r"""Lifts :obj:`data` (also run by calling the transform).
@@ -64,46 +107,67 @@ class LiftToCliqueComplex(BaseTransform):
         Returns:
             SimplicialComplexData: Its clique complex of order :obj:`max_order`.
         """
-        if not isinstance(data, Data):
-            raise TypeError(f"LiftToCliqueComplex expects a torch_geometric.data.Data, "
-                            f"not {type(data).__name__}")
+        self._check_data(data)
         num_nodes = data.num_nodes
         if num_nodes is None:
             raise ValueError("the number of nodes cannot be inferred; set "
                              "data.num_nodes")
+        check_num_nodes(num_nodes)
         edge_index = (np.empty((2, 0), dtype=np.int64) if data.edge_index is None else
                       _check_edge_index(data.edge_index, num_nodes))
         src, dst = edge_index
         keep = src != dst
         low, high = np.minimum(src, dst)[keep], np.maximum(src, dst)[keep]
-        # The tree is dropped once its simplices are arrays, before the algebra.
-        simplices = algebra.simplex_tree_to_arrays(
-            _clique_tree(low, high, self.max_order), self.max_order)
-
-        features: Dict[str, Any] = {
-            key: value for key, value in data.items()
-            if key not in ('x', 'edge_index', 'edge_attr', 'num_nodes')
-            and not key.startswith('edge_')
-        }
-        if data.x is not None:
-            features['x_0'] = _as_column(data.x)
+        features = {}
         if data.edge_attr is not None:
-            features['x_1'] = _edge_features(data.edge_attr, low, high, keep, num_nodes,
-                                             forward=(src < dst)[keep])
-        return SimplicialComplexData.from_simplices(
-            simplices, num_nodes=num_nodes, order=self.max_order, dtype=self.dtype,
-            **features)
+            features['x_1'] = self._edge_features(data.edge_attr, low, high, keep,
+                                                  num_nodes, forward=(src < dst)[keep])
+        return self._complex(data, _cliques(low, high, num_nodes, self.max_order),
+                             num_nodes, consumed=('edge_attr', ), **features)
 
-    def __repr__(self) -> str:
-        return f'{self.__class__.__name__}(max_order={self.max_order})'
+    def _edge_features(self, edge_attr: Any, low: np.ndarray, high: np.ndarray,
+                       keep: np.ndarray, num_nodes: int, forward: np.ndarray) -> Tensor:
+        # One row per undirected edge in lexicographic order, oriented low -> high.
+        if not isinstance(edge_attr, Tensor):
+            raise TypeError(f"edge_attr must be a tensor, not {type(edge_attr).__name__}")
+        flow = self.edge_attr == 'flow'
+        if edge_attr.dim() == 0 or (flow and not edge_attr.is_signed()) or \
+                edge_attr.is_complex():
+            kind = ("a signed numeric tensor [num_edges, F] (its sign follows the edge "
+                    "orientation; pass edge_attr='feature' for unoriented attributes)"
+                    if flow else "a real tensor [num_edges, F]")
+            raise TypeError(f"edge_attr must be {kind}, got {edge_attr.dtype} of shape "
+                            f"{list(edge_attr.shape)}")
+        if edge_attr.size(0) != len(keep):
+            raise ValueError(f"edge_attr has {edge_attr.size(0)} rows but edge_index has "
+                             f"{len(keep)} edges")
+        attr = _as_column(edge_attr)[torch.from_numpy(np.flatnonzero(keep))]
+        key = low * num_nodes + high
+        order = np.lexsort((np.arange(len(key)), ~forward, key))
+        first = order[np.r_[True, key[order][1:] != key[order][:-1]]] if len(key) else order
+        rows = attr[torch.from_numpy(first).to(attr.device)]
+        if not flow:
+            return rows if rows.is_floating_point() else rows.to(self.dtype)
+        sign = torch.from_numpy(np.where(forward[first], 1, -1)).to(attr.device, attr.dtype)
+        return rows * sign.view(-1, *([1] * (rows.dim() - 1)))
+
+    def _options(self) -> List[str]:
+        options = super()._options()
+        return options[:1] + [f'edge_attr={self.edge_attr!r}'] + options[1:]
 
 
-def _clique_tree(low: np.ndarray, high: np.ndarray, max_order: int) -> gudhi.SimplexTree:
-    # The clique complex of the edges (low, high) up to max_order, with GUDHI.
-    tree = gudhi.SimplexTree()
-    tree.insert_batch(np.stack([low, high]), np.zeros(len(low)))
-    tree.expansion(max_order)
-    return tree
+def _cliques(low: np.ndarray, high: np.ndarray, num_nodes: int,
+             max_order: int) -> List[np.ndarray]:
+    # The k-cliques of the edges (low, high), k = 1..max_order, lexicographic order.
+    if max_order > 2:  # GUDHI's expansion; the tree is dropped once read
+        tree = gudhi.SimplexTree()
+        tree.insert_batch(np.stack([low, high]), np.zeros(len(low)))
+        tree.expansion(max_order)
+        return algebra.simplex_tree_to_arrays(tree, max_order)[1:]
+    keys = np.unique(low * num_nodes + high)
+    edges = np.stack([keys // num_nodes, keys % num_nodes], axis=1)
+    return [edges] + ([algebra.clique_triangles(edges, num_nodes)] if max_order == 2
+                      else [])
 
 
 def _check_edge_index(edge_index: Any, num_nodes: int) -> np.ndarray:
@@ -121,30 +185,3 @@ def _check_edge_index(edge_index: Any, num_nodes: int) -> np.ndarray:
         raise ValueError(f"edge_index holds node {bad}, out of range for "
                          f"{num_nodes} nodes")
     return out
-
-
-def _as_column(value: Tensor) -> Tensor:
-    return value.view(-1, 1) if isinstance(value, Tensor) and value.dim() == 1 else value
-
-
-def _edge_features(edge_attr: Any, low: np.ndarray, high: np.ndarray, keep: np.ndarray,
-                   num_nodes: int, forward: np.ndarray) -> Tensor:
-    # One row per undirected edge in lexicographic order, oriented low -> high.
-    if not isinstance(edge_attr, Tensor):
-        raise TypeError(f"edge_attr must be a tensor, not {type(edge_attr).__name__}")
-    if not edge_attr.is_signed() or edge_attr.dim() == 0:
-        raise TypeError(f"edge_attr must be a signed numeric tensor [num_edges, F] (its "
-                        f"sign follows the edge orientation), got {edge_attr.dtype} of "
-                        f"shape {list(edge_attr.shape)}")
-    if edge_attr.size(0) != len(keep):
-        raise ValueError(f"edge_attr has {edge_attr.size(0)} rows but edge_index has "
-                         f"{len(keep)} edges")
-    if edge_attr.is_floating_point() and not torch.isfinite(edge_attr).all():
-        raise ValueError("edge_attr has NaN or infinite entries")
-    attr = _as_column(edge_attr)[torch.from_numpy(np.flatnonzero(keep))]
-    key = low * num_nodes + high
-    order = np.lexsort((np.arange(len(key)), ~forward, key))
-    first = order[np.r_[True, key[order][1:] != key[order][:-1]]] if len(key) else order
-    sign = torch.from_numpy(np.where(forward[first], 1, -1)).to(attr.device, attr.dtype)
-    rows = attr[torch.from_numpy(first).to(attr.device)]
-    return rows * sign.view(-1, *([1] * (rows.dim() - 1)))

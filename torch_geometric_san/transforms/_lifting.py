@@ -1,0 +1,101 @@
+r"""What the liftings of graphs and point clouds share: their feature options, the
+copying of the other attributes and the construction of the complex."""
+from typing import Any, Dict, List, Sequence
+
+import numpy as np
+import torch
+from torch import Tensor
+from torch_geometric.data import Data
+from torch_geometric.transforms import BaseTransform
+
+from torch_geometric_san.data import SimplicialComplexData
+
+#: The ways node features are lifted to the simplices above them.
+REDUCES = ('mean', 'sum')
+
+
+class _Lifting(BaseTransform):
+    r"""The options every lifting takes (documented by each subclass): the order of the
+    complex, whether and how node features are lifted, and the floating type."""
+
+    def __init__(self, max_order: int, lift_x: bool, reduce: str,
+                 dtype: torch.dtype) -> None:
+        if not isinstance(max_order, int) or isinstance(max_order, bool):
+            raise TypeError(f"max_order must be an int, not {type(max_order).__name__}")
+        if max_order < 1:
+            raise ValueError(f"max_order must be at least 1, got {max_order}")
+        if not isinstance(lift_x, bool):
+            raise TypeError(f"lift_x must be a bool, not {type(lift_x).__name__}")
+        if reduce not in REDUCES:
+            raise ValueError(f"reduce must be one of {REDUCES}, got {reduce!r}")
+        if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+            raise TypeError(f"dtype must be a floating torch.dtype, not {dtype!r}")
+        self.max_order = max_order
+        self.lift_x = lift_x
+        self.reduce = reduce
+        self.dtype = dtype
+
+    def _check_data(self, data: Any) -> None:
+        if not isinstance(data, Data):
+            raise TypeError(f"{self.__class__.__name__} expects a "
+                            f"torch_geometric.data.Data, not {type(data).__name__}")
+
+    def _complex(self, data: Data, simplices: Sequence[np.ndarray], num_nodes: int,
+                 consumed: Sequence[str], **features: Any) -> SimplicialComplexData:
+        r"""The complex of :obj:`simplices` (arrays of k-simplices, ascending rows) with
+        ``x`` of :obj:`data` as ``x_0`` (lifted if asked), the given :obj:`features`,
+        and every attribute of :obj:`data` but ``x`` and those in :obj:`consumed`."""
+        attrs: Dict[str, Any] = {
+            key: value for key, value in data.items()
+            if key not in ('x', 'num_nodes', *consumed)
+        }
+        if data.x is not None:
+            attrs['x_0'] = _as_column(data.x)
+        out = SimplicialComplexData.from_simplices(
+            list(simplices), num_nodes=num_nodes, order=self.max_order, dtype=self.dtype,
+            **attrs, **features)
+        if self.lift_x and 'x_0' in out:
+            for k in range(1, self.max_order + 1):
+                lifted = _lift_node_features(out.x_0, out[f'simplices_{k}'], self.reduce,
+                                            self.dtype)
+                given = out[f'x_{k}'] if f'x_{k}' in out else None
+                out[f'x_{k}'] = lifted if given is None else torch.cat(
+                    [lifted, given.to(lifted.dtype)], dim=1)
+        return out
+
+    def _options(self) -> List[str]:
+        return [f'max_order={self.max_order}', f'lift_x={self.lift_x}',
+                f'reduce={self.reduce!r}']
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__name__}({', '.join(self._options())})"
+
+
+def _as_column(value: Any) -> Any:
+    r"""A 1-D tensor as a column ``[N, 1]``; anything else as it is."""
+    return value.view(-1, 1) if isinstance(value, Tensor) and value.dim() == 1 else value
+
+
+def _lift_node_features(x: Tensor, simplices: Tensor, reduce: str,
+                       dtype: torch.dtype) -> Tensor:
+    r"""The sum or mean of the node features over the vertices of each simplex,
+    :math:`|\mathbf{B}_1|^\top \mathbf{x}` for edges (halved for the mean), gathered
+    vertex position by vertex position (no :math:`[N_k, k + 1, F]` intermediate).
+
+    Args:
+        x (torch.Tensor): Node features ``[N_0, F]``; integer and bool features are
+            converted to :obj:`dtype` first.
+        simplices (torch.Tensor): The k-simplices ``[N_k, k + 1]``.
+        reduce (str): ``'sum'`` or ``'mean'``.
+        dtype (torch.dtype): The floating type of converted features.
+
+    Returns:
+        torch.Tensor: ``[N_k, F]``.
+    """
+    if not x.is_floating_point():
+        x = x.to(dtype)
+    index = simplices.to(x.device)
+    out = x[index[:, 0]]  # a new tensor: the sum below does not touch x
+    for i in range(1, index.size(1)):
+        out += x[index[:, i]]
+    return out / index.size(1) if reduce == 'mean' else out
