@@ -1,5 +1,4 @@
 r"""The data object of a simplicial complex."""
-import os
 import re
 from itertools import chain
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
@@ -16,7 +15,7 @@ from torch_geometric.data.storage import GlobalStorage
 from torch_geometric_san.data import algebra
 from torch_geometric_san.sparse import SimplicialOperators, SparseOperator
 from torch_geometric_san.utils.validation import (check_bool, check_float_dtype,
-                                                  check_int)
+                                                  check_int, check_num_nodes)
 
 #: Attributes the constructors compute; the name of a feature cannot be one of them.
 _COMPUTED = re.compile(r'(simplices|spectrum|(boundary|down|up|hodge)_(index|weight))_(\d+)')
@@ -502,28 +501,6 @@ def _empty_batch() -> Batch:
 torch.serialization.add_safe_globals([SimplicialComplexData, GlobalStorage, DataEdgeAttr,
                                       DataTensorAttr, _empty_batch,
                                       type(_empty_batch())])
-
-
-#: Bytes a complex needs per vertex at the least (vertex ids, the index pointers
-#: of the order-0 operators, a batch vector), for :func:`check_num_nodes`.
-_BYTES_PER_VERTEX = 64
-
-
-def check_num_nodes(num_nodes: Any) -> None:
-    # Every id in 0..num_nodes - 1 is a vertex, with arrays of that length: refuse a
-    # count whose arrays cannot fit in this machine's memory (e.g. from a huge vertex
-    # id), rather than fail in NumPy's allocator (or be killed by the kernel).
-    check_int(num_nodes, 'num_nodes', minimum=0)
-    try:
-        memory = os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES')
-    except (AttributeError, ValueError, OSError):  # no sysconf: nothing to compare
-        return
-    if num_nodes * _BYTES_PER_VERTEX > memory:
-        raise ValueError(
-            f"num_nodes={num_nodes} (one more than the largest vertex id, unless "
-            f"given) needs more memory than this machine has ({memory / 2**30:.0f} "
-            f"GiB): vertex ids are node indices 0..num_nodes - 1, so renumber them "
-            f"consecutively, e.g. with numpy.unique(ids, return_inverse=True)")
 
 
 def _as_int_array(value: Any, what: str) -> np.ndarray:

@@ -83,11 +83,22 @@ class _Layout:
 
 def polynomial(op: SparseOperator, value: Optional[Tensor],
                taps: Sequence[Tensor], gather: Optional[bool] = None) -> Tensor:
-    r"""The filter :math:`\sum_{p=1}^{J}\mathbf{A}^p\mathbf{H}_p` of the taps
-    :obj:`taps` (:math:`J` tensors :obj:`[B, N, G, W]`), with the fixed values of
-    :obj:`op` (:obj:`value=None`) or :obj:`value` (:obj:`[nnz]` or
-    :obj:`[nnz, B G]`), by Horner's rule: :math:`J` products with the same
-    values. :obj:`gather` forces the per-group layout (default: by width)."""
+    r"""The filter :math:`\sum_{p=1}^{J}\mathbf{A}^p\mathbf{H}_p` by Horner's rule:
+    :math:`J` products with the same values.
+
+    Args:
+        op (SparseOperator): The operator :math:`\mathbf{A}`.
+        value (torch.Tensor, optional): Its values, :obj:`[nnz]` or
+            :obj:`[nnz, B G]`; :obj:`None`: the operator's fixed values.
+        taps (Sequence[torch.Tensor]): :math:`\mathbf{H}_1, \dots,
+            \mathbf{H}_J`, :obj:`[B, N, G, W]` each.
+        gather (bool, optional): Whether per-group values are applied by
+            gathering (:obj:`True`) or through the block-diagonal operator
+            (:obj:`False`). (default: by width, :data:`GATHER_MAX_WIDTH`)
+
+    Returns:
+        torch.Tensor: The filtered signals, :obj:`[B, rows, G, W]`.
+    """
     layout = _layout_for(op, value, taps[0], gather)
     product = layout.product(value)
     taps = [layout.to_layout(t) for t in taps]
@@ -100,9 +111,20 @@ def polynomial(op: SparseOperator, value: Optional[Tensor],
 def powers(op: SparseOperator, value: Optional[Tensor], x: Tensor, num: int,
            hops: int = 1, gather: Optional[bool] = None) -> List[Tensor]:
     r"""The powers :math:`[\mathbf{A}^{h}\mathbf{X}, \mathbf{A}^{2h}\mathbf{X},
-    \dots]` (:obj:`num` of them, :math:`h` = :obj:`hops`) of :obj:`x`
-    :obj:`[B, N, G, W]`, values as in :func:`polynomial`. Fixed values take the
-    :obj:`hops` products of each power in two buffers each way."""
+    \dots]`. Fixed values take the :math:`h` products of each power in two
+    buffers each way.
+
+    Args:
+        op (SparseOperator): The (square) operator :math:`\mathbf{A}`.
+        value (torch.Tensor, optional): Its values, as in :func:`polynomial`.
+        x (torch.Tensor): The signals :math:`\mathbf{X}`, :obj:`[B, N, G, W]`.
+        num (int): The number of powers.
+        hops (int, optional): :math:`h`, the products per power. (default: 1)
+        gather (bool, optional): As in :func:`polynomial`.
+
+    Returns:
+        List[torch.Tensor]: :obj:`num` tensors :obj:`[B, N, G, W]`.
+    """
     layout = _layout_for(op, value, x, gather)
     product = layout.product(value)
     out = [product(layout.to_layout(x), hops)]
@@ -114,9 +136,17 @@ def powers(op: SparseOperator, value: Optional[Tensor], x: Tensor, num: int,
 def sddmm(op: SparseOperator, a: Tensor, b: Tensor,
           gather: Optional[bool] = None) -> Tensor:
     r"""The sampled products :math:`\langle \mathbf{a}_i, \mathbf{b}_j\rangle`
-    of every entry :math:`(i, j)`, signal and group, from :obj:`a`
-    :obj:`[B, rows, G, W]` and :obj:`b` :obj:`[B, cols, G, W]`, as
-    :obj:`[nnz, B G]`."""
+    of every entry :math:`(i, j)`, signal and group.
+
+    Args:
+        op (SparseOperator): The pattern.
+        a (torch.Tensor): :obj:`[B, rows, G, W]`.
+        b (torch.Tensor): :obj:`[B, cols, G, W]`.
+        gather (bool, optional): As in :func:`polynomial`.
+
+    Returns:
+        torch.Tensor: :obj:`[nnz, B G]`.
+    """
     B, _, G, _ = b.shape
     layout = _Layout(op, tuple(b.shape), True, gather)
     a, b = layout.to_layout(a), layout.to_layout(b)
@@ -142,5 +172,13 @@ def accumulate(out: Tensor, other: Tensor) -> Tensor:
     r""":obj:`out + other`, in place where :obj:`out` is a tensor of its own
     (a product's output, which no backward keeps: the filters' outputs are);
     an in-place sum into a view would make the backward copy the gradient of
-    the view's base, so views are summed out of place."""
+    the view's base, so views are summed out of place.
+
+    Args:
+        out (torch.Tensor): The sum so far.
+        other (torch.Tensor): The term to add (broadcast to :obj:`out`).
+
+    Returns:
+        torch.Tensor: The sum.
+    """
     return out + other if out._base is not None else out.add_(other)

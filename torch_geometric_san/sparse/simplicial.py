@@ -148,9 +148,26 @@ def as_operators(num_simplices: int, ops: Any, args: Tuple[Any, ...],
                  kwargs: Dict[str, Any]) -> SimplicialOperators:
     r"""The operators of a layer call: a :class:`SimplicialOperators` as it is
     (its size checked against :obj:`num_simplices`), or the legacy arguments
-    (:obj:`up_index, up_weight, down_index, down_weight, hodge_index,
-    hodge_weight`, positional or by name) converted by
-    :meth:`SimplicialOperators.from_inputs`."""
+    converted by :meth:`SimplicialOperators.from_inputs`.
+
+    Args:
+        num_simplices (int): The rows of the layer's input.
+        ops (Any): The second argument of the call: a
+            :class:`SimplicialOperators`, or the first legacy argument
+            (:obj:`up_index`), or :obj:`None`.
+        args (tuple): The further positional legacy arguments
+            (:obj:`up_weight, down_index, down_weight, hodge_index,
+            hodge_weight`).
+        kwargs (dict): The legacy arguments given by name.
+
+    Returns:
+        SimplicialOperators: The operators.
+
+    Raises:
+        TypeError: Legacy arguments beside a :class:`SimplicialOperators`,
+            unknown names, or an argument given twice.
+        ValueError: Operators of another size than :obj:`x`.
+    """
     if isinstance(ops, SimplicialOperators):
         if args or kwargs:
             raise TypeError(f"operators are given as SimplicialOperators; further "

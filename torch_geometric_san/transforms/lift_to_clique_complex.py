@@ -8,8 +8,8 @@ from torch import Tensor
 from torch_geometric.data import Data
 
 from torch_geometric_san.data import SimplicialComplexData, algebra
-from torch_geometric_san.data.simplicial_complex_data import check_num_nodes
 from torch_geometric_san.transforms._lifting import _as_column, _Lifting
+from torch_geometric_san.utils.validation import check_num_nodes
 
 #: The ways ``edge_attr`` is lifted.
 EDGE_ATTRS = ('flow', 'feature')

@@ -5,6 +5,7 @@ Each returns the checked value or raises a :class:`TypeError` (wrong type) or
 input fails where it enters the package, never deep inside NumPy or PyTorch.
 """
 import math
+import os
 import numbers
 from typing import Any, Optional
 
@@ -96,3 +97,38 @@ def check_float_dtype(dtype: Any, name: str = "dtype") -> torch.dtype:
     if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
         raise TypeError(f"{name} must be a floating torch.dtype, not {dtype!r}")
     return dtype
+
+
+#: Bytes a complex needs per vertex at the least (vertex ids, the index pointers
+#: of the order-0 operators, a batch vector), for :func:`check_num_nodes`.
+_BYTES_PER_VERTEX = 64
+
+
+def check_num_nodes(num_nodes: Any) -> int:
+    r"""Checks a number of vertices :math:`N_0`. Every id in ``0..num_nodes - 1`` is
+    a vertex, with arrays of that length: a count whose arrays cannot fit in this
+    machine's memory (e.g. from one huge vertex id) is refused here rather than
+    failing in NumPy's allocator (or being killed by the kernel).
+
+    Args:
+        num_nodes (Any): The argument.
+
+    Returns:
+        int: :obj:`num_nodes`.
+
+    Raises:
+        TypeError: If it is not an integer.
+        ValueError: If it is negative or too large for this machine's memory.
+    """
+    num_nodes = check_int(num_nodes, 'num_nodes', minimum=0)
+    try:
+        memory = os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES')
+    except (AttributeError, ValueError, OSError):  # no sysconf: nothing to compare
+        return num_nodes
+    if num_nodes * _BYTES_PER_VERTEX > memory:
+        raise ValueError(
+            f"num_nodes={num_nodes} (one more than the largest vertex id, unless "
+            f"given) needs more memory than this machine has ({memory / 2**30:.0f} "
+            f"GiB): vertex ids are node indices 0..num_nodes - 1, so renumber them "
+            f"consecutively, e.g. with numpy.unique(ids, return_inverse=True)")
+    return num_nodes

@@ -407,24 +407,26 @@ def test_reset_parameters_and_gain():
                          "attention='separate')")
 
 
-@pytest.mark.parametrize('kwargs,match', [
-    (dict(J_up=-1), "J_up"),
-    (dict(J_harmonic=1.5), "J_harmonic"),
-    (dict(eps=0.0), "eps"),
-    (dict(eps=2.5), "eps"),
-    (dict(heads=0), "heads"),
-    (dict(heads=True), "heads"),
-    (dict(J_up=True), "J_up"),
-    (dict(negative_slope=float('nan')), "negative_slope"),
-    (dict(eps=float('nan')), "eps"),
-    (dict(dropout='0.1'), "dropout"),
-    (dict(dropout=1.0), "dropout"),
-    (dict(attention='both'), "attention"),
-    (dict(attention='shared', J_up=2, J_down=1), "J_up == J_down"),
-    (dict(shared_weights=True, J_up=1, J_down=2), "J_up == J_down"),
+@pytest.mark.parametrize('kwargs,error,match', [
+    (dict(J_up=-1), ValueError, "J_up"),
+    (dict(J_harmonic=1.5), TypeError, "J_harmonic"),
+    (dict(eps=0.0), ValueError, "eps"),
+    (dict(eps=2.5), ValueError, "eps"),
+    (dict(heads=0), ValueError, "heads"),
+    (dict(heads=True), TypeError, "heads"),
+    (dict(J_up=True), TypeError, "J_up"),
+    (dict(negative_slope=float('nan')), ValueError, "negative_slope"),
+    (dict(eps=float('nan')), ValueError, "eps"),
+    (dict(dropout='0.1'), TypeError, "dropout"),
+    (dict(bias='no'), TypeError, "bias"),
+    (dict(concat=1), TypeError, "concat"),
+    (dict(dropout=1.0), ValueError, "dropout"),
+    (dict(attention='both'), ValueError, "attention"),
+    (dict(attention='shared', J_up=2, J_down=1), ValueError, "J_up == J_down"),
+    (dict(shared_weights=True, J_up=1, J_down=2), ValueError, "J_up == J_down"),
 ])
-def test_invalid_configuration(kwargs, match):
-    with pytest.raises(ValueError, match=match):
+def test_invalid_configuration(kwargs, error, match):
+    with pytest.raises(error, match=match):
         SANConv(3, 4, **kwargs)
 
 

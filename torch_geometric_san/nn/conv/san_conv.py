@@ -1,4 +1,3 @@
-import math
 from typing import Dict, List, Optional, Tuple, Union
 
 import torch
@@ -15,6 +14,7 @@ from torch_geometric_san.sparse import (SimplicialOperators, SparseOperator,
                                         as_operators, segment_softmax)
 from torch_geometric_san.sparse.propagation import (accumulate, polynomial, powers,
                                                    sddmm)
+from torch_geometric_san.utils.validation import check_bool, check_int, check_real
 
 ATTENTION_MODES = ("separate", "shared", None)
 
@@ -208,14 +208,17 @@ class SANConv(MessagePassing):
         for name, value, low in (("in_channels", in_channels, 1),
                                  ("out_channels", out_channels, 1), ("heads", heads, 1),
                                  ("J_up", J_up, 0), ("J_down", J_down, 0)):
-            _check_int(name, value, low)
+            check_int(value, name, minimum=low)
         if J_harmonic is not None:
-            _check_int("J_harmonic", J_harmonic, 0, "None or ")
+            check_int(J_harmonic, "J_harmonic (None or an int)", minimum=0)
         for name, value in (("eps", eps), ("negative_slope", negative_slope),
                             ("dropout", dropout), ("gain", gain)):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) \
-                    or not math.isfinite(value):
-                raise ValueError(f"'{name}' must be a finite number (got {value!r})")
+            check_real(value, name)
+        for name, value in (("concat", concat), ("add_self_loops", add_self_loops),
+                            ("bias", bias), ("shared_weights", shared_weights),
+                            ("orientation_equivariant", orientation_equivariant),
+                            ("normalize", normalize)):
+            check_bool(value, name)
         if not 0.0 < eps <= 2.0:
             raise ValueError(f"'eps' must lie in (0, 2] for the harmonic filter "
                              f"of a Laplacian scaled to largest eigenvalue 1 "
@@ -573,9 +576,3 @@ def _values(op: SparseOperator, x: Tensor) -> Tensor:
 
 def _first_signal(weights: AttentionWeights) -> AttentionWeights:
     return None if weights is None else (weights[0], weights[1][0])
-
-
-def _check_int(name: str, value: object, low: int, prefix: str = "") -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        what = "a positive int" if low == 1 else f"an int >= {low}"
-        raise ValueError(f"'{name}' must be {prefix}{what} (got {value!r})")
