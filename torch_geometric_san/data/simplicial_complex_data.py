@@ -350,6 +350,7 @@ class SimplicialComplexData(Data):
         eigenvalue 1) as ``(index, weight)``."""
         return self._operator('hodge', k)
 
+    @torch.compiler.disable
     def operators(self, k: int) -> SimplicialOperators:
         r"""The operators of the k-simplices as one value (upper, lower and
         normalised Hodge Laplacians, boundary :math:`\mathbf{B}_k` and coboundary

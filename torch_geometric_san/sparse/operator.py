@@ -141,8 +141,14 @@ class SparseOperator:
     # Derived forms ---------------------------------------------------------------
 
     def _derived(self, key: Any, make: Callable[[], Any]) -> Any:
-        if key not in self._cache:
-            self._cache[key] = make()
+        # Under torch.compile the lookup is traced (a form derived before is a
+        # graph input) and only deriving a missing form runs eagerly.
+        derived = self._cache.get(key)
+        return self._derive(key, make) if derived is None else derived
+
+    @torch.compiler.disable
+    def _derive(self, key: Any, make: Callable[[], Any]) -> Any:
+        self._cache[key] = make()
         return self._cache[key]
 
     @property
@@ -155,7 +161,6 @@ class SparseOperator:
         r"""Whether the operator has no entries."""
         return self.index.size(1) == 0
 
-    @torch.compiler.disable
     def structure(self) -> Tuple[Tensor, ...]:
         r"""The compressed rows of the operator and of its transpose,
         :obj:`(ptr, col, t_ptr, t_col, t_perm, t_perm_inv)`, where :obj:`t_perm`
@@ -183,7 +188,6 @@ class SparseOperator:
             return self._derived('t_weight', lambda: value[perm])
         return value[perm]
 
-    @torch.compiler.disable
     def t(self) -> 'SparseOperator':
         r"""The transpose :math:`\mathbf{A}^{\top}`, shape :obj:`(cols, rows)`."""
         def make() -> 'SparseOperator':
@@ -194,7 +198,6 @@ class SparseOperator:
             return out
         return self._derived('t', make)
 
-    @torch.compiler.disable
     def neighbourhood(self, self_loops: bool) -> 'SparseOperator':
         r"""The attention neighbourhood of a square operator: its off-diagonal
         non-zero pattern, plus a self-loop on every simplex whose row has a
@@ -230,7 +233,6 @@ class SparseOperator:
                 index, sign = _coalesce(index, sign, n)
         return SparseOperator(index, sign, n)
 
-    @torch.compiler.disable
     def shifted(self, eps: float) -> 'SparseOperator':
         r"""The operator :math:`\mathbf{I} - \epsilon\mathbf{A}` of a square
         operator with fixed values (the harmonic filter's step)."""
@@ -248,7 +250,6 @@ class SparseOperator:
         value = torch.cat([value, value.new_ones(n)])
         return SparseOperator(*_coalesce(index, value, n), n)
 
-    @torch.compiler.disable
     def scaled(self) -> 'SparseOperator':
         r"""The operator divided by its largest eigenvalue,
         :math:`\mathbf{A} / \lambda_{\max}(\mathbf{A})`, per block (complex)
@@ -271,7 +272,6 @@ class SparseOperator:
                                dtype=weight.dtype, device=weight.device)
         return SparseOperator(self.index, weight / torch.where(lam > 0, lam, 1.0), n)
 
-    @torch.compiler.disable
     def expand(self, groups: int) -> 'SparseOperator':
         r"""The block-diagonal operator of :obj:`groups` copies of the pattern
         (one per head and signal), so that one product applies a different set

@@ -10,8 +10,9 @@ computed side by side on the shared pattern). Per-group values are applied
 through the block-diagonal operator of :math:`B G` copies of the pattern (one
 product), or, for one or two features per group, by gathering the features of
 each entry for all groups at once
-(:meth:`~torch_geometric_san.sparse.SparseOperator.matmul_grouped`);
-``benchmarks/propagation.py`` measures both ways and the choice between them.
+(:meth:`~torch_geometric_san.sparse.SparseOperator.matmul_grouped`), which is
+also the way under :func:`torch.compile`; ``benchmarks/propagation.py`` measures
+both ways and the choice between them.
 
 :func:`polynomial` evaluates :math:`\sum_{p=1}^{J}\mathbf{A}^p\mathbf{H}_p` by
 Horner's rule, :math:`\mathbf{A}(\mathbf{H}_1 + \mathbf{A}(\mathbf{H}_2 + \dots
@@ -22,11 +23,13 @@ group.
 """
 from typing import List, Optional, Sequence, Tuple
 
+import torch
 from torch import Tensor
 
 from torch_geometric_san.sparse.operator import SparseOperator
 
-__all__ = ["polynomial", "powers", "sddmm", "accumulate", "GATHER_MAX_WIDTH"]
+__all__ = ["prepare", "polynomial", "powers", "sddmm", "accumulate",
+           "GATHER_MAX_WIDTH"]
 
 #: Groups of at most this many features are propagated by gathering
 #: (:meth:`SparseOperator.matmul_grouped`), wider ones through the
@@ -43,7 +46,12 @@ class _Layout:
         B, _, G, W = shape
         self.op, self.shape = op, shape
         if gather is None:
-            gather = W <= GATHER_MAX_WIDTH and B * G > 1
+            # Under torch.compile always gathered: Inductor fuses the gather,
+            # product and sum, and (torch 2.13) computed wrong input gradients
+            # through the block-diagonal products when the coefficients were
+            # computed in the same graph.
+            gather = (W <= GATHER_MAX_WIDTH and B * G > 1
+                      or torch.compiler.is_compiling())
         self.mode = 'wide' if not per_group else 'gather' if gather else 'block'
 
     def to_layout(self, x: Tensor) -> Tensor:
@@ -79,6 +87,22 @@ class _Layout:
             value = op.weight
         t_value = op.transpose_values(value)
         return lambda y, hops=1: op.matmul(y, value, hops, t_value)
+
+
+@torch.compiler.disable
+def prepare(op: SparseOperator) -> None:
+    r"""Derives now the compressed rows of :obj:`op` and of its transpose, and the
+    transposed fixed values, so that a caller compiled with :func:`torch.compile`
+    finds them on the operator (as inputs of its graph) instead of breaking its
+    graph where they are first needed (per-group products gather under
+    :func:`torch.compile`, so they need no block-diagonal copies).
+
+    Args:
+        op (SparseOperator): The operator.
+    """
+    op.structure()
+    if op.weight is not None:
+        op.transpose_values(op.weight)
 
 
 def polynomial(op: SparseOperator, value: Optional[Tensor],

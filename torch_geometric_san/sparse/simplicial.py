@@ -60,7 +60,7 @@ class SimplicialOperators:
         >>> data = SimplicialComplexData.from_simplices([[0, 1, 2]], close=True)
         >>> ops = data.operators(1)
         >>> ops
-        SimplicialOperators(num_simplices=3, up=3, down=9, hodge=3, boundary=6, coboundary=3)
+        SimplicialOperators(num_simplices=3, up=9, down=9, hodge=3, boundary=6, coboundary=3)
         >>> ops.boundary.shape, ops.coboundary.shape
         ((3, 3), (1, 3))
     """

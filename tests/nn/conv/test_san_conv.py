@@ -289,11 +289,16 @@ def test_gradgradcheck(kit):
     assert torch.autograd.gradgradcheck(lambda x: conv(x, ops), (x, ), fast_mode=True)
 
 
-def test_torch_compile_gives_the_same_output(kit):
+# Compiled: the same outputs and gradients, also when the operators' forms were
+# derived by an eager call before (they are then inputs of the compiled graph).
+@pytest.mark.parametrize('config,in_channels', [(CONFIGS[1], 3), (CONFIGS[7], 6),
+                                                (CONFIGS[5], 3)])
+def test_torch_compile_gives_the_same_output(kit, config, in_channels):
     data = kit.delaunay(8, seed=9)
     ops = kit.operators(data, 1)
-    x = torch.randn(data.num_simplices(1), 3, dtype=torch.float64, requires_grad=True)
-    conv = make_conv(J_up=2, J_down=2, J_harmonic=2, heads=2)
+    x = torch.randn(data.num_simplices(1), in_channels, dtype=torch.float64,
+                    requires_grad=True)
+    conv = make_conv(in_channels, **config)
     expected = conv(x, ops)
     grad = torch.randn_like(expected)
     expected_grads = torch.autograd.grad(expected, (x, *conv.parameters()), grad)

@@ -13,7 +13,7 @@ from torch_geometric.typing import OptTensor
 from torch_geometric_san.sparse import (SimplicialOperators, SparseOperator,
                                         as_operators, segment_softmax)
 from torch_geometric_san.sparse.propagation import (accumulate, polynomial, powers,
-                                                   sddmm)
+                                                   prepare, sddmm)
 from torch_geometric_san.utils.validation import check_bool, check_int, check_real
 
 ATTENTION_MODES = ("separate", "shared", None)
@@ -337,9 +337,10 @@ class SANConv(MessagePassing):
         x = x if batched else x.unsqueeze(0)
         ops = as_operators(x.size(1), ops, legacy_ops, legacy_named_ops)
 
-        up, up_weights = self._branch('up', x, ops.up)
-        down, down_weights = self._branch('down', x, ops.down)
-        harmonic = self._harmonic(x, ops.hodge)
+        up_op, down_op, harmonic_op = self._branch_operators(ops)
+        up, up_weights = self._branch('up', x, up_op)
+        down, down_weights = self._branch('down', x, down_op)
+        harmonic = self._harmonic(x, harmonic_op)
         out = self._sum(x, [up, down, harmonic])
 
         if not self.concat:
@@ -357,50 +358,74 @@ class SANConv(MessagePassing):
 
     # The three branches ------------------------------------------------------------
 
+    @torch.compiler.disable
+    def _branch_operators(self, ops: SimplicialOperators
+                          ) -> Tuple[Optional[SparseOperator], ...]:
+        # The operator each branch propagates with (None where absent): the
+        # attention neighbourhood of L^(u) and L^(d), or their values (scaled with
+        # `normalize`) without attention, and I - eps L~ for the harmonic filter.
+        # Their forms are derived here, once per value and kept on it, so that a
+        # compiled layer breaks its graph here only.
+        out: List[Optional[SparseOperator]] = []
+        for branch, op, J in (('up', ops.up, self.J_up), ('down', ops.down, self.J_down)):
+            if J == 0 or op is None:
+                out.append(None)
+            elif self.attention is None:
+                if op.weight is None:
+                    raise ValueError(f"fixed-weight branches (attention=None) need "
+                                     f"the values of the '{branch}' operator "
+                                     f"('{branch}_weight')")
+                op = op.scaled() if self.normalize and not op.is_empty else op
+                prepare(op)
+                out.append(op)
+            else:
+                if op.weight is None and self.orientation_equivariant:
+                    raise ValueError(f"orientation equivariance needs the signs of "
+                                     f"the '{branch}' operator ('{branch}_weight')")
+                op = op.neighbourhood(self.add_self_loops)
+                prepare(op)
+                out.append(op)
+        harmonic = None
+        if self.J_harmonic:
+            if ops.hodge is None or ops.hodge.weight is None:
+                raise ValueError(f"J_harmonic={self.J_harmonic} needs the normalised "
+                                 f"Hodge Laplacian with its values ('hodge_weight')")
+            harmonic = ops.hodge.shifted(self.eps)
+            prepare(harmonic)
+        return out[0], out[1], harmonic
+
     def _branch(self, branch: str, x: Tensor, op: Optional[SparseOperator]
                 ) -> Tuple[OptTensor, AttentionWeights]:
         # sum_p A^p Z W_p of the upper or lower branch, [B, N, H, C], and its
         # attention coefficients; None where the branch or its operator is absent.
-        J = self.J_up if branch == 'up' else self.J_down
-        if J == 0 or op is None:
+        if op is None:
             return None, None
         if self.attention is None:
             return self._fixed_branch(branch, x, op), None
-        if op.weight is None and self.orientation_equivariant:
-            raise ValueError(f"orientation equivariance needs the signs of the "
-                             f"'{branch}' operator ('{branch}_weight')")
-        nbhd = op.neighbourhood(self.add_self_loops)
         B, H = x.size(0), self.heads
-        if nbhd.is_empty:
-            return None, (nbhd.index, x.new_zeros(B, 0, H))
+        if op.is_empty:
+            return None, (op.index, x.new_zeros(B, 0, H))
         taps = None if self.in_channels < self.out_channels else self._taps(x, branch)
-        alpha = self._coefficients(branch, x, nbhd, taps)  # [nnz, B * H]
-        value = alpha * nbhd.weight.to(x.dtype).unsqueeze(1) \
+        alpha = self._coefficients(branch, x, op, taps)  # [nnz, B * H]
+        value = alpha * op.weight.to(x.dtype).unsqueeze(1) \
             if self.orientation_equivariant else alpha
-        out = self._filter(branch, x, nbhd, value, taps)
-        return out, (nbhd.index, alpha.view(-1, B, H).transpose(0, 1))
+        out = self._filter(branch, x, op, value, taps)
+        return out, (op.index, alpha.view(-1, B, H).transpose(0, 1))
 
     def _fixed_branch(self, branch: str, x: Tensor, op: SparseOperator) -> OptTensor:
-        # sum_p L^p Z W_p with the operator's values (scaled with `normalize`).
-        if op.weight is None:
-            raise ValueError(f"fixed-weight branches (attention=None) need the "
-                             f"values of the '{branch}' operator ('{branch}_weight')")
+        # sum_p L^p Z W_p with the operator's values.
         if op.is_empty:
             return None
-        op = op.scaled() if self.normalize else op
         taps = None if self._input_is_narrower() else self._taps(x, branch)
         return self._filter(branch, x, op, _values(op, x), taps)
 
-    def _harmonic(self, x: Tensor, hodge: Optional[SparseOperator]) -> OptTensor:
-        # (I - eps L)^J_h Z W_h; Z W_h for J_h = 0; None without the branch.
+    def _harmonic(self, x: Tensor, op: Optional[SparseOperator]) -> OptTensor:
+        # (I - eps L~)^J_h Z W_h; Z W_h for J_h = 0; None without the branch.
         if self.J_harmonic is None:
             return None
         if self.J_harmonic == 0:
             return self._taps(x, 'harmonic')[0]
-        if hodge is None or hodge.weight is None:
-            raise ValueError(f"J_harmonic={self.J_harmonic} needs the normalised "
-                             f"Hodge Laplacian with its values ('hodge_weight')")
-        op = hodge.shifted(self.eps)
+        assert op is not None
         taps = None if self._input_is_narrower() else self._taps(x, 'harmonic')
         return self._filter('harmonic', x, op, _values(op, x), taps,
                             hops=self.J_harmonic)
