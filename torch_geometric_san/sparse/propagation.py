@@ -11,8 +11,8 @@ through the block-diagonal operator of :math:`B G` copies of the pattern (one
 product), or, for one or two features per group, by gathering the features of
 each entry for all groups at once
 (:meth:`~torch_geometric_san.sparse.SparseOperator.matmul_grouped`), which is
-also the way under :func:`torch.compile`; ``benchmarks/propagation.py`` measures
-both ways and the choice between them.
+also the way for several groups under :func:`torch.compile`;
+``benchmarks/propagation.py`` measures both ways and the choice between them.
 
 :func:`polynomial` evaluates :math:`\sum_{p=1}^{J}\mathbf{A}^p\mathbf{H}_p` by
 Horner's rule, :math:`\mathbf{A}(\mathbf{H}_1 + \mathbf{A}(\mathbf{H}_2 + \dots
@@ -46,12 +46,12 @@ class _Layout:
         B, _, G, W = shape
         self.op, self.shape = op, shape
         if gather is None:
-            # Under torch.compile always gathered: Inductor fuses the gather,
-            # product and sum, and (torch 2.13) computed wrong input gradients
-            # through the block-diagonal products when the coefficients were
-            # computed in the same graph.
-            gather = (W <= GATHER_MAX_WIDTH and B * G > 1
-                      or torch.compiler.is_compiling())
+            # Several groups are always gathered under torch.compile: Inductor
+            # fuses the gather, product and sum, and (torch 2.13) computed wrong
+            # input gradients through block-diagonal products in the same graph
+            # as their coefficients.
+            gather = B * G > 1 and (W <= GATHER_MAX_WIDTH
+                                    or torch.compiler.is_compiling())
         self.mode = 'wide' if not per_group else 'gather' if gather else 'block'
 
     def to_layout(self, x: Tensor) -> Tensor:

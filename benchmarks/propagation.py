@@ -1,0 +1,157 @@
+"""What each propagation path of SANConv gains, measured side by side.
+
+SANConv keeps three choices of how to compute a branch (see
+``torch_geometric_san.sparse.propagation``); each is timed here against its
+alternative on the same operator and signals, forward + backward, in one
+process with one torch thread, alternating the two ways step by step:
+
+* **per-group values: gather vs block-diagonal.** Attention coefficients
+  differ per signal and head ([nnz, B*H]); applied by gathering the features
+  of every entry for all groups at once (``matmul_grouped``) or through the
+  block-diagonal operator of B*H copies of the pattern (one sparse product),
+  for 1, 2, 4 and 8 features per group. The layer gathers up to
+  ``GATHER_MAX_WIDTH`` features.
+* **narrow input: propagate the input vs the taps.** For F_in < F_out the
+  layer computes sum_p (A^p Z) W_p instead of sum_p A^p (Z W_p) (Horner), as
+  on the trajectory data (F_in = 1, F_out = 32).
+* **fixed values: powers in two buffers vs one product at a time.** The
+  harmonic filter (I - eps L)^J_h Z: ``matmul(hops=J_h)`` (one custom op, two
+  alternating buffers each way, no intermediate power kept) against J_h
+  single products; time and the bytes autograd keeps (``saved tensors``).
+
+Writes its table to docs/results.md (``--no-results`` to skip)::
+
+    python benchmarks/propagation.py [--points 20000] [--repeats 7]
+"""
+import argparse
+import os
+import statistics
+import sys
+import time
+from typing import Callable, Dict, List
+
+import numpy as np
+import scipy.spatial
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _common  # noqa: E402
+from torch_geometric_san.data import SimplicialComplexData  # noqa: E402
+from torch_geometric_san.sparse import propagation  # noqa: E402
+
+
+def delaunay(num_points: int) -> SimplicialComplexData:
+    points = np.random.default_rng(0).random((num_points, 2))
+    triangles = np.sort(scipy.spatial.Delaunay(points).simplices, axis=1)
+    return SimplicialComplexData.from_simplices([triangles], close=True)
+
+
+def compare(ways: Dict[str, Callable[[], torch.Tensor]], repeats: int) -> Dict[str, float]:
+    """Median milliseconds of forward + backward of each way, alternating."""
+    times: Dict[str, List[float]] = {name: [] for name in ways}
+    for step in range(repeats + 1):
+        for name, run in ways.items():
+            start = time.perf_counter()
+            run().sum().backward()
+            if step:  # the first round warms up
+                times[name].append(1e3 * (time.perf_counter() - start))
+    return {name: statistics.median(t) for name, t in times.items()}
+
+
+def saved_bytes(run: Callable[[], torch.Tensor]) -> int:
+    """The bytes of the tensors autograd keeps for the backward of run()."""
+    total = 0
+
+    def pack(tensor: torch.Tensor) -> torch.Tensor:
+        nonlocal total
+        total += tensor.numel() * tensor.element_size()
+        return tensor
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        run().sum().backward()
+    return total
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser.add_argument('--points', type=int, default=20_000,
+                        help='points of the Delaunay complex (2e4: ~6e4 edges)')
+    parser.add_argument('--repeats', type=int, default=7)
+    parser.add_argument('--results', default=str(_common.REPO / 'docs' / 'results.md'))
+    parser.add_argument('--no-results', action='store_true')
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    start = time.perf_counter()
+    data = delaunay(args.points)
+    ops = data.operators(1)
+    nbhd = ops.up.neighbourhood(True)
+    n, nnz = data.num_simplices(1), nbhd.nnz
+    rows = []
+
+    # Per-group values: 32 signals x 1 head, as a trajectory batch.
+    groups = 32
+    for width in (1, 2, 4, 8):
+        value = torch.rand(nnz, groups, requires_grad=True)
+        x = torch.randn(groups, n, 1, width, requires_grad=True)
+        ms = compare({way: (lambda gather=gather: propagation.polynomial(
+            nbhd, value, [x, x * 0.5], gather=gather)) for way, gather in
+            (('gather', True), ('block', False))}, args.repeats)
+        chosen = 'gather' if width <= propagation.GATHER_MAX_WIDTH else 'block'
+        rows.append([f'per-group values, {groups} groups x {width} features, J = 2',
+                     'gather', f"{ms['gather']:.1f}", 'block-diagonal',
+                     f"{ms['block']:.1f}", f"{ms['block'] / ms['gather']:.2f}", chosen])
+
+    # Narrow input: F_in = 1, F_out = 32, J = 3, 32 signals, one head.
+    value = torch.rand(nnz, groups, requires_grad=True)
+    x = torch.randn(groups, n, 1, requires_grad=True)
+    weight = torch.randn(3, 32, 1, requires_grad=True)  # W_p [C, F_in]
+
+    def input_first() -> torch.Tensor:
+        powers = torch.stack(propagation.powers(nbhd, value, x.unsqueeze(2), 3))
+        return torch.einsum('jbngf,jcf->bngc', powers, weight)
+
+    def taps_first() -> torch.Tensor:
+        taps = [torch.einsum('bnf,cf->bnc', x, w).unsqueeze(2) for w in weight]
+        return propagation.polynomial(nbhd, value, taps)
+
+    ms = compare({'input': input_first, 'taps': taps_first}, args.repeats)
+    rows.append(['narrow input, F_in = 1 -> F_out = 32, J = 3, 32 signals',
+                 'propagate the input', f"{ms['input']:.1f}", 'propagate the taps',
+                 f"{ms['taps']:.1f}", f"{ms['taps'] / ms['input']:.2f}",
+                 'the input (F_in < F_out)'])
+
+    # Fixed values: the harmonic filter, J_h = 5, 32 features.
+    shifted = ops.hodge.shifted(0.9)
+    x = torch.randn(n, 32, requires_grad=True)
+
+    def single() -> torch.Tensor:
+        out = x
+        for _ in range(5):
+            out = shifted.matmul(out)
+        return out
+
+    ways = {'power': lambda: shifted.matmul(x, hops=5), 'single': single}
+    ms = compare(ways, args.repeats)
+    kept = {name: saved_bytes(run) / 2**20 for name, run in ways.items()}
+    rows.append(['fixed values, (I - eps L)^5 Z, 32 features',
+                 f"powers in two buffers ({kept['power']:.1f} MB kept)",
+                 f"{ms['power']:.1f}",
+                 f"one product at a time ({kept['single']:.1f} MB kept)",
+                 f"{ms['single']:.1f}", f"{ms['single'] / ms['power']:.2f}",
+                 'powers'])
+
+    table = _common.markdown_table(
+        ['case', 'way A', 'ms', 'way B', 'ms', 'B / A', 'the layer uses'], rows)
+    text = (f"`python benchmarks/propagation.py --points {args.points} --repeats "
+            f"{args.repeats}` ({_common.machine('cpu')}, "
+            f"{time.perf_counter() - start:.0f} s wall): {n:,} edges, {nnz:,} entries "
+            f"of the upper neighbourhood; median forward + backward of each way, "
+            f"alternated step by step.\n\n{table}\n")
+    print(text)
+    if not args.no_results:
+        _common.write_results(args.results, 'Propagation paths', 'propagation.py', text)
+
+
+if __name__ == '__main__':
+    main()
