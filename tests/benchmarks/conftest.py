@@ -45,3 +45,8 @@ def shared_data():
         pytest.skip(f'needs the raw files of the real datasets in {SHARED_DATA} '
                     f'(the shared data directory, or set TGSAN_SHARED_DATA)')
     return SHARED_DATA
+
+
+@pytest.fixture
+def operators():
+    return load_script('operators')

@@ -1,0 +1,23 @@
+"""The propagation-path benchmark runs end to end on a small complex (no timing
+assertions)."""
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_propagation_benchmark_writes_its_table(tmp_path):
+    results = tmp_path / 'results.md'
+    results.write_text('# Results\n\n## Other\n\nkept\n')
+    command = [sys.executable, str(REPO / 'benchmarks' / 'propagation.py'), '--points',
+               '300', '--repeats', '1', '--results', str(results)]
+    run = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    text = results.read_text()
+    assert '## Other\n\nkept' in text and '## Propagation paths' in text
+    rows = [line for line in text.splitlines() if line.startswith('| per-group')
+            or line.startswith('| narrow') or line.startswith('| fixed')]
+    assert len(rows) == 6
+    uses = [row.strip('|').split('|')[-1].strip() for row in rows[:4]]
+    assert uses == ['gather', 'gather', 'block', 'block']  # GATHER_MAX_WIDTH = 2
