@@ -412,6 +412,11 @@ def test_reset_parameters_and_gain():
                          "attention='separate')")
 
 
+def test_cached_was_removed():
+    with pytest.raises(TypeError, match="'cached' was removed"):
+        SANConv(3, 4, cached=True)
+
+
 @pytest.mark.parametrize('kwargs,error,match', [
     (dict(J_up=-1), ValueError, "J_up"),
     (dict(J_harmonic=1.5), TypeError, "J_harmonic"),

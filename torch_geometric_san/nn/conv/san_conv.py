@@ -203,6 +203,10 @@ class SANConv(MessagePassing):
         gain: float = 1.0,
         **kwargs,
     ):
+        if 'cached' in kwargs:
+            raise TypeError("'cached' was removed: layers keep no operators; build "
+                            "them once with ops = data.operators(k) and pass the same "
+                            "value to every call (see the migration page)")
         kwargs.setdefault('aggr', 'add')
         super().__init__(node_dim=-2, **kwargs)
         for name, value, low in (("in_channels", in_channels, 1),
