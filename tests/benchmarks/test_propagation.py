@@ -20,4 +20,4 @@ def test_propagation_benchmark_writes_its_table(tmp_path):
             or line.startswith('| narrow') or line.startswith('| fixed')]
     assert len(rows) == 6
     uses = [row.strip('|').split('|')[-1].strip() for row in rows[:4]]
-    assert uses == ['gather', 'gather', 'block', 'block']  # GATHER_MAX_WIDTH = 2
+    assert uses == ['gather', 'block', 'block', 'block']  # GATHER_MAX_WIDTH = 1

@@ -8,7 +8,7 @@ and group (fixed operators: one product over :obj:`[N, B G W]`), or
 :obj:`[nnz, B G]`, one set per signal and group (attention coefficients,
 computed side by side on the shared pattern). Per-group values are applied
 through the block-diagonal operator of :math:`B G` copies of the pattern (one
-product), or, for one or two features per group, by gathering the features of
+product), or, for one feature per group, by gathering the features of
 each entry for all groups at once
 (:meth:`~torch_geometric_san.sparse.SparseOperator.matmul_grouped`), which is
 also the way for several groups under :func:`torch.compile`;
@@ -34,7 +34,7 @@ __all__ = ["prepare", "polynomial", "powers", "sddmm", "accumulate",
 #: Groups of at most this many features are propagated by gathering
 #: (:meth:`SparseOperator.matmul_grouped`), wider ones through the
 #: block-diagonal operator.
-GATHER_MAX_WIDTH = 2
+GATHER_MAX_WIDTH = 1
 
 
 class _Layout:
