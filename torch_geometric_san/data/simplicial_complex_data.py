@@ -77,8 +77,14 @@ class SimplicialComplexData(Data):
     Laplacians), so that batching does not change what a model computes on a complex.
     :meth:`simplex_batch` maps the simplices of each order to their complex.
 
-    All complexes of a batch need the same attributes, so build them with the same
-    order (the ``order`` arguments pad a complex with empty orders).
+    All complexes of a batch need the same attributes, so the same order: PyG collates
+    the attributes of the first complex of a list, so that batched after a complex
+    of lower order the higher orders of a complex would be dropped without a word,
+    and batched before one they make PyG raise a :class:`KeyError` (PyG has no hook
+    to check the list). Build them with the same order (the ``order`` arguments pad
+    a complex with empty orders), pad them with
+    :func:`~torch_geometric_san.data.pad_order`, or batch them with
+    :func:`~torch_geometric_san.data.batch_complexes`, which does both.
 
     Args:
         **kwargs: The attributes, as for :class:`torch_geometric.data.Data`. Build a
