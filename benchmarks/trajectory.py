@@ -87,7 +87,6 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import torch
 import torch.nn.functional as F
 from torch import Tensor
-from tqdm import tqdm
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -98,6 +97,7 @@ from torch_geometric_san.datasets import (  # noqa: E402
     SyntheticFlowDataset,
 )
 from torch_geometric_san.nn.models import SAN, SAT, SCN, SCNN, SNN  # noqa: E402
+from torch_geometric_san.utils import progress_bar  # noqa: E402
 
 SECTION = 'Table 1: trajectory classification'
 HIDDEN = 4
@@ -225,8 +225,8 @@ def train_run(name: str, act: str, seed: int, data: Dict[str, Split],
     stopper = _common.EarlyStopping(args.patience)
     batch_size = args.batch_size or train_idx.numel()
     start = time.perf_counter()
-    bar = tqdm(range(args.max_epochs), desc=desc, leave=False, dynamic_ncols=True,
-               disable=args.no_progress, position=position)
+    bar = progress_bar(range(args.max_epochs), desc, enabled=not args.no_progress,
+                       leave=False, dynamic_ncols=True, position=position)
     for epoch in bar:
         model.train()
         order = train_idx[torch.randperm(train_idx.numel())]

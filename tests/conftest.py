@@ -26,6 +26,9 @@ if WITHOUT_EXTENSIONS:
 
 
 # Imported after the blocker: none of these imports PyG.
+import contextlib  # noqa: E402
+import io  # noqa: E402
+
 import gudhi  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
@@ -77,3 +80,26 @@ def assert_rejected():
     ``pattern`` and leaves every argument (tensors, arrays, sparse matrices, simplex
     trees, data objects, containers of them) as it was."""
     return _assert_rejected
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@contextlib.contextmanager
+def _terminal_stderr():
+    buffer, saved = _Terminal(), sys.stderr
+    sys.stderr = buffer
+    try:
+        yield buffer
+    finally:
+        sys.stderr = saved
+
+
+@pytest.fixture
+def terminal_stderr():
+    r"""``with terminal_stderr() as err:`` replaces ``sys.stderr`` with a text buffer
+    that says it is a terminal (progress bars are drawn on terminals only). Used in the
+    test body: pytest's output capture resets ``sys.stderr`` after fixture set-up."""
+    return _terminal_stderr
