@@ -4,6 +4,8 @@ from typing import Any, Optional, Tuple, Union
 import numpy as np
 from torch import Tensor
 
+from torch_geometric_san.utils.validation import check_int
+
 ArrayLike = Union[Tensor, np.ndarray]
 
 
@@ -40,6 +42,7 @@ def plot_complex(
     edge_signal: Optional[ArrayLike] = None,
     attention: Optional[Tuple[ArrayLike, ArrayLike]] = None,
     attention_order: int = 1,
+    attention_top_k: Optional[int] = None,
     ax: Any = None,
     signal_style: str = "arrows",
     cmap: Optional[str] = None,
@@ -81,6 +84,11 @@ def plot_complex(
             :obj:`[nnz]` or :obj:`[nnz, heads]` (heads are averaged).
         attention_order (int, optional): The order of the simplices that
             :obj:`attention` relates. (default: :obj:`1`)
+        attention_top_k (int, optional): Draw only the :obj:`attention_top_k`
+            largest attention weights (between distinct simplices; ties by
+            position). Above about 1,000 segments the overlay turns into a
+            solid mass; e.g. :obj:`attention_top_k=200` keeps the strongest
+            ones readable. (default: :obj:`None`, all)
         ax (matplotlib.axes.Axes, optional): Axes to draw into; a new figure
             is created when omitted.
         signal_style (str, optional): :obj:`"arrows"` or :obj:`"widths"`.
@@ -98,6 +106,8 @@ def plot_complex(
     from matplotlib.collections import LineCollection, PolyCollection
     from matplotlib.colors import Normalize, to_rgba
 
+    if attention_top_k is not None:
+        check_int(attention_top_k, "'attention_top_k'", minimum=1)
     if signal_style not in ("arrows", "widths"):
         raise ValueError(f"'signal_style' must be 'arrows' or 'widths', got "
                          f"{signal_style!r}")
@@ -182,8 +192,11 @@ def plot_complex(
                              f"{len(simplices)}")
         centre = pos[simplices].mean(axis=1)
         off_diagonal = index[0] != index[1]
-        pairs = index[:, off_diagonal]
-        alpha = weight[off_diagonal] / max(weight.max(initial=0.0), 1e-12)
+        pairs, shown = index[:, off_diagonal], weight[off_diagonal]
+        if attention_top_k is not None and shown.size > attention_top_k:
+            keep = np.sort(np.argsort(-shown, kind="stable")[:attention_top_k])
+            pairs, shown = pairs[:, keep], shown[keep]
+        alpha = shown / max(weight.max(initial=0.0), 1e-12)
         colors = np.zeros((pairs.shape[1], 4))
         colors[:] = to_rgba(attention_color)
         colors[:, 3] = np.clip(alpha, 0.0, 1.0)
