@@ -7,6 +7,7 @@ code paths.  The blocker is installed before anything imports PyG.
 import importlib.abc
 import os
 import sys
+from pathlib import Path
 
 BLOCKED = ("torch_scatter", "torch_sparse")
 WITHOUT_EXTENSIONS = os.environ.get("TGSAN_WITHOUT_EXTENSIONS", "") == "1"
@@ -23,6 +24,44 @@ if WITHOUT_EXTENSIONS:
     if any(name.split(".")[0] in BLOCKED for name in sys.modules):
         raise RuntimeError("torch_scatter/torch_sparse were imported before the blocker")
     sys.meta_path.insert(0, _BlockExtensions())
+
+# The tests whose code paths differ without torch_scatter/torch_sparse are marked
+# `extensions`; `make test` runs every test with the extensions, then these again with
+# them blocked. PyG chooses its scatter, segment-softmax and sparse-matrix kernels by
+# whether the extensions import, and only the layers and models
+# (torch_geometric_san.nn) call those kernels. So the marked tests are those of a module
+# that imports from torch_geometric_san.nn, and those that run the layers indirectly:
+# the benchmarks, the README and tutorials, and the docstring examples. The data,
+# datasets, transforms and utils code uses NumPy, SciPy, GUDHI and PyG's collate, which
+# has no extension-dependent path for the attributes of a complex (a run of their tests
+# that recorded every call into torch_scatter/torch_sparse found none), so one pass
+# covers them.
+EXTENSION_PATHS = ('nn/', 'benchmarks/', 'docs/test_readme.py', 'docs/test_tutorials.py',
+                   'test_doctests.py')
+TESTS = Path(__file__).resolve().parent
+
+
+def _uses_layers(module) -> bool:
+    # Whether the test module holds a class, function or module of torch_geometric_san.nn.
+    for value in vars(module).values():
+        origin = getattr(value, '__module__', None) or getattr(value, '__name__', None)
+        if isinstance(origin, str) and origin.startswith('torch_geometric_san.nn'):
+            return True
+    return False
+
+
+def pytest_configure(config):
+    config.addinivalue_line('markers', 'extensions: the code path differs without '
+                            'torch_scatter/torch_sparse (see tests/conftest.py)')
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        path = Path(item.path).resolve().relative_to(TESTS).as_posix()
+        module = getattr(item, 'module', None)
+        if path.startswith(EXTENSION_PATHS) or (module is not None and
+                                                _uses_layers(module)):
+            item.add_marker('extensions')
 
 
 # Imported after the blocker: none of these imports PyG.
