@@ -27,17 +27,22 @@ if WITHOUT_EXTENSIONS:
 
 # The tests whose code paths differ without torch_scatter/torch_sparse are marked
 # `extensions`; `make test` runs every test with the extensions, then these again with
-# them blocked. PyG chooses its scatter, segment-softmax and sparse-matrix kernels by
-# whether the extensions import, and only the layers and models
-# (torch_geometric_san.nn) call those kernels. So the marked tests are those of a module
-# that imports from torch_geometric_san.nn, and those that run the layers indirectly:
-# the benchmarks, the README and tutorials, and the docstring examples. The data,
-# datasets, transforms and utils code uses NumPy, SciPy, GUDHI and PyG's collate, which
-# has no extension-dependent path for the attributes of a complex (a run of their tests
-# that recorded every call into torch_scatter/torch_sparse found none), so one pass
-# covers them.
-EXTENSION_PATHS = ('nn/', 'benchmarks/', 'docs/test_readme.py', 'docs/test_tutorials.py',
-                   'test_doctests.py')
+# them blocked. PyG chooses its scatter, segment-softmax, pooling and sparse-matrix
+# kernels by whether the extensions import, and in this package only the layers and
+# models (torch_geometric_san.nn) call those kernels. So the marked tests are those of
+# the test modules that import from torch_geometric_san.nn (tests/nn, the
+# ReorderSimplices equivariance test), and those that run models in other ways: the
+# README, the tutorials, the docstring examples and the training benchmarks (citation,
+# trajectory, trajectory with DistributedDataParallel and PyG's DataLoader). Left to
+# the first pass: the data, datasets, transforms and utils code, which uses NumPy,
+# SciPy, GUDHI and PyG's collate, with no extension-dependent path for the attributes
+# of a complex (a run of their tests that recorded every call into torch_scatter/
+# torch_sparse found none); the API-reference check (no code runs); and the lifting
+# and scaling benchmarks and benchmark helpers (lifting runs no layer; scaling times
+# the same layers that tests/nn checks on both paths, and PyG's GATConv).
+EXTENSION_PATHS = ('nn/', 'docs/test_readme.py', 'docs/test_tutorials.py',
+                   'test_doctests.py', 'benchmarks/test_citation.py',
+                   'benchmarks/test_trajectory.py', 'benchmarks/test_trajectory_ddp.py')
 TESTS = Path(__file__).resolve().parent
 
 
