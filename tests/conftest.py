@@ -72,6 +72,7 @@ def pytest_collection_modifyitems(config, items):
 # Imported after the blocker: none of these imports PyG.
 import contextlib  # noqa: E402
 import io  # noqa: E402
+import types  # noqa: E402
 
 import gudhi  # noqa: E402
 import numpy as np  # noqa: E402
@@ -96,6 +97,8 @@ def _snapshot(value):
         return {k: _snapshot(v) for k, v in value.items()}
     if hasattr(value, 'to_dict') and hasattr(value, 'keys'):  # a PyG data object
         return (type(value), _snapshot(value.to_dict()))
+    if isinstance(value, types.SimpleNamespace):
+        return (type(value), _snapshot(vars(value)))
     return value
 
 

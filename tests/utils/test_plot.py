@@ -115,6 +115,31 @@ def test_plot_complex_bad_attention_top_k(data, top_k, error):
                      attention_top_k=top_k)
 
 
+NAN = float("nan")
+BAD_PLOTS = {
+    "attention-order-bool": (dict(attention_order=True), TypeError,
+                             "'attention_order' must be an int, not bool"),
+    "attention-order-negative": (dict(attention_order=-1), ValueError,
+                                 "'attention_order' must be at least 0"),
+    "pos-nan": (dict(pos=torch.tensor([[NAN, 0.0]] * 5)), ValueError,
+                "'pos' has NaN or infinite entries"),
+    "pos-strings": (dict(pos=np.array([["a", "b"]] * 5)), TypeError,
+                    "'pos' must be numeric"),
+    "edge-signal-inf": (dict(edge_signal=torch.tensor([1.0, float("inf"), 0, 0, 0,
+                                                       0])), ValueError,
+                        "'edge_signal' has NaN or infinite entries"),
+    "attention-weight-nan": (dict(attention=(torch.tensor([[0], [2]]),
+                                             torch.tensor([NAN]))), ValueError,
+                             "'attention weight' has NaN or infinite entries"),
+}
+
+
+@pytest.mark.parametrize("name", BAD_PLOTS)
+def test_plot_complex_bad_values(data, name, assert_rejected):
+    kwargs, error, pattern = BAD_PLOTS[name]
+    assert_rejected(plot_complex, (data, ), kwargs, error, pattern)
+
+
 def test_plot_complex_into_given_axes(data):
     fig, ax = plt.subplots()
     assert plot_complex(data, ax=ax, title="t") is fig

@@ -29,6 +29,17 @@ def _numpy(value: ArrayLike, name: str) -> np.ndarray:
     return value
 
 
+def _finite(value: np.ndarray, name: str) -> np.ndarray:
+    # As floats, refusing NaN/inf (they would vanish from the drawing or break
+    # the colour scale) and non-numeric arrays.
+    if value.dtype.kind not in "biuf":
+        raise TypeError(f"'{name}' must be numeric, got dtype {value.dtype}")
+    value = value.astype(float)
+    if not np.isfinite(value).all():
+        raise ValueError(f"'{name}' has NaN or infinite entries")
+    return value
+
+
 def _simplices(data: Any, k: int) -> np.ndarray:
     value = getattr(data, f"simplices_{k}", None)
     if value is None:
@@ -106,6 +117,7 @@ def plot_complex(
     from matplotlib.collections import LineCollection, PolyCollection
     from matplotlib.colors import Normalize, to_rgba
 
+    check_int(attention_order, "'attention_order'", minimum=0)
     if attention_top_k is not None:
         check_int(attention_top_k, "'attention_top_k'", minimum=1)
     if signal_style not in ("arrows", "widths"):
@@ -116,7 +128,7 @@ def plot_complex(
         if pos is None:
             raise ValueError("plot_complex needs vertex positions: pass "
                              "'pos' or store them as 'data.pos'")
-    pos = _numpy(pos, "pos").astype(float)
+    pos = _finite(_numpy(pos, "pos"), "pos")
     if pos.ndim != 2 or pos.shape[1] != 2:
         raise ValueError(f"'pos' must have shape [N_0, 2], got "
                          f"{list(pos.shape)}")
@@ -142,7 +154,7 @@ def plot_complex(
     ax.scatter(pos[:, 0], pos[:, 1], s=node_size, c="k", zorder=2)
 
     if edge_signal is not None:
-        signal = _numpy(edge_signal, "edge_signal").astype(float)
+        signal = _finite(_numpy(edge_signal, "edge_signal"), "edge_signal")
         if signal.ndim == 2 and signal.shape[1] == 1:
             signal = signal[:, 0]
         if signal.shape != (len(edges), ):
@@ -177,7 +189,7 @@ def plot_complex(
     if attention is not None:
         index, weight = attention
         index = _numpy(index, "attention index").astype(np.int64)
-        weight = _numpy(weight, "attention weight").astype(float)
+        weight = _finite(_numpy(weight, "attention weight"), "attention weight")
         if weight.ndim == 2:
             weight = weight.mean(axis=1)
         if index.ndim != 2 or index.shape[0] != 2 or weight.shape != (
