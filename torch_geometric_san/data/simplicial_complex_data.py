@@ -446,7 +446,8 @@ def _as_int_array(value: Any, what: str) -> np.ndarray:
     if isinstance(value, Tensor):
         value = value.detach().cpu().numpy()
     value = np.asarray(value)
-    if value.dtype.kind not in 'iu':
+    empty_of_floats = value.size == 0 and value.dtype.kind == 'f'  # np.empty((0, 3))
+    if value.dtype.kind not in 'iu' and not empty_of_floats:
         raise TypeError(f"{what} must hold integer vertex ids, got dtype {value.dtype}")
     if value.dtype == np.uint64 and value.size and value.max() > np.iinfo(np.int64).max:
         raise ValueError(f"{what} holds the vertex id {value.max()}, beyond the int64 "
