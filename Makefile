@@ -9,8 +9,8 @@ PY := $(VENV)/bin/python
 
 .PHONY: install demo test test-with test-without docs
 
-# pip shows what it downloads and installs (about 1.5 minutes on the first run, most
-# of it PyTorch).
+# pip shows what it downloads and installs (2 to 2.5 minutes on the first run, most of
+# it PyTorch).
 $(VENV)/.installed: pyproject.toml Makefile
 	@echo "==> [1/3] Creating the virtual environment $(VENV)"
 	$(PYTHON) -m venv $(VENV)
@@ -41,13 +41,13 @@ test: install
 		echo "note: $(WHEELS) not found; install torch_scatter/torch_sparse from the PyG wheel index to test with them"; \
 	fi
 	@rm -rf $(REPORTS); mkdir -p $(REPORTS); status=0; \
-	echo "==> Tests with torch_scatter/torch_sparse (all tests)"; \
+	printf '\n==> Tests with torch_scatter/torch_sparse (all tests)\n'; \
 	$(MAKE) --no-print-directory test-with PYTEST_ARGS="--junitxml=$(REPORTS)/with.xml" || status=1; \
-	echo "==> Tests without torch_scatter/torch_sparse (the tests marked 'extensions')"; \
+	printf "\n==> Tests without torch_scatter/torch_sparse (the tests marked 'extensions')\n"; \
 	$(MAKE) --no-print-directory test-without PYTEST_ARGS="--junitxml=$(REPORTS)/without.xml" || status=1; \
-	echo "==> Documentation"; \
+	printf '\n==> Documentation\n'; \
 	if $(MAKE) --no-print-directory docs; then docs=built; else docs=failed; fi; \
-	$(PY) .ci/summarize_tests.py "with extensions=$(REPORTS)/with.xml" \
+	echo; $(PY) .ci/summarize_tests.py "with extensions=$(REPORTS)/with.xml" \
 		"without=$(REPORTS)/without.xml" --docs $$docs || status=1; \
 	exit $$status
 
