@@ -49,7 +49,7 @@ def main() -> int:
             details.append(f'{label}: did not finish (no report {path})')
             ok = False
             continue
-        ok = ok and not counts['failed'] and not counts['errors'] and counts['passed'] > 0
+        ok = ok and counts['passed'] > 0 and not (counts['failed'] or counts['errors'])
         details.append(f'{label}: {describe(counts)}')
         for name in total:
             total[name] += counts[name]
