@@ -9,33 +9,53 @@ PY := $(VENV)/bin/python
 
 .PHONY: install demo test test-with test-without docs
 
+# pip shows what it downloads and installs (2 to 2.5 minutes on the first run, most of
+# it PyTorch).
 $(VENV)/.installed: pyproject.toml Makefile
+	@echo "==> [1/3] Creating the virtual environment $(VENV)"
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q "$(TORCH_SPEC)"
-	$(PY) -m pip install -q -e ".[test,datasets,plot,docs]"
-	touch $@
+	@echo "==> [2/3] Installing PyTorch ($(TORCH_SPEC)), the largest download"
+	$(PY) -m pip install --progress-bar on "$(TORCH_SPEC)"
+	@echo "==> [3/3] Installing torch-geometric-san and its extras (test, datasets, plot, docs)"
+	$(PY) -m pip install --progress-bar on -e ".[test,datasets,plot,docs]"
+	@touch $@
+	@echo "==> Installed into $(VENV)"
 
 install: $(VENV)/.installed
 
 demo: install
 	$(PY) benchmarks/trajectory.py --quick
 
-# The suite runs twice: with torch_scatter/torch_sparse (from $(WHEELS) when present) and
-# with them blocked, so that both of PyG's code paths are exercised; then the documentation
-# is built with warnings as errors.
+# The suite runs with torch_scatter/torch_sparse (from $(WHEELS) when present), then
+# the tests marked `extensions` run again with them blocked, the tests whose code paths
+# differ without them (which they are, and why, is in tests/conftest.py); then the
+# documentation is built with warnings as errors. Each step runs even if one before it
+# failed; one summary line ends the output, and the exit status is non-zero if any
+# step failed.
+REPORTS := $(VENV)/test-reports
+
 test: install
 	@if [ -d "$(WHEELS)" ]; then \
 		$(PY) -m pip install -q --no-index --find-links "$(WHEELS)" torch_scatter torch_sparse; \
 	else \
 		echo "note: $(WHEELS) not found; install torch_scatter/torch_sparse from the PyG wheel index to test with them"; \
 	fi
-	$(MAKE) test-with test-without docs
+	@rm -rf $(REPORTS); mkdir -p $(REPORTS); status=0; \
+	printf '\n==> Tests with torch_scatter/torch_sparse (all tests)\n'; \
+	$(MAKE) --no-print-directory test-with PYTEST_ARGS="--junitxml=$(REPORTS)/with.xml" || status=1; \
+	printf "\n==> Tests without torch_scatter/torch_sparse (the tests marked 'extensions')\n"; \
+	$(MAKE) --no-print-directory test-without PYTEST_ARGS="--junitxml=$(REPORTS)/without.xml" || status=1; \
+	printf '\n==> Documentation\n'; \
+	if $(MAKE) --no-print-directory docs; then docs=built; else docs=failed; fi; \
+	echo; $(PY) .ci/summarize_tests.py "with extensions=$(REPORTS)/with.xml" \
+		"without=$(REPORTS)/without.xml" --docs $$docs || status=1; \
+	exit $$status
 
 test-with:
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q $(PYTEST_ARGS)
 
 test-without:
-	TGSAN_WITHOUT_EXTENSIONS=1 $(PY) -m pytest -q
+	TGSAN_WITHOUT_EXTENSIONS=1 $(PY) -m pytest -q -m extensions $(PYTEST_ARGS)
 
 # The documentation (Sphinx), HTML in docs/_build/html; -E re-reads every page, so that
 # every warning shows (and fails the build) on every run.

@@ -66,7 +66,6 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import torch
 import torch.nn.functional as F
 from torch import Tensor
-from tqdm import tqdm
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -75,6 +74,7 @@ import _common  # noqa: E402
 from torch_geometric_san.datasets import CitationComplexDataset  # noqa: E402
 from torch_geometric_san.nn.models import SAN, SCNN  # noqa: E402
 from torch_geometric_san.sparse import SimplicialOperators  # noqa: E402
+from torch_geometric_san.utils import progress_bar  # noqa: E402
 
 SECTION = 'Table 2: citation imputation'
 TAPS = dict(J_up=2, J_down=2, gain=math.sqrt(2))
@@ -114,8 +114,8 @@ def train_run(name: str, x: Tensor, y: Tensor, known: Tensor, hidden: Tensor,
                                                            patience=100)
     stopper = _common.EarlyStopping(args.patience)
     start = time.perf_counter()
-    bar = tqdm(range(args.max_epochs), desc=desc, leave=False, dynamic_ncols=True,
-               disable=args.no_progress, mininterval=1.0)
+    bar = progress_bar(range(args.max_epochs), desc, enabled=not args.no_progress,
+                       leave=False, dynamic_ncols=True, mininterval=1.0)
     model.train()
     for epoch in bar:
         optimizer.zero_grad()

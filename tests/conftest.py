@@ -7,6 +7,7 @@ code paths.  The blocker is installed before anything imports PyG.
 import importlib.abc
 import os
 import sys
+from pathlib import Path
 
 BLOCKED = ("torch_scatter", "torch_sparse")
 WITHOUT_EXTENSIONS = os.environ.get("TGSAN_WITHOUT_EXTENSIONS", "") == "1"
@@ -24,8 +25,55 @@ if WITHOUT_EXTENSIONS:
         raise RuntimeError("torch_scatter/torch_sparse were imported before the blocker")
     sys.meta_path.insert(0, _BlockExtensions())
 
+# The tests whose code paths differ without torch_scatter/torch_sparse are marked
+# `extensions`; `make test` runs every test with the extensions, then these again with
+# them blocked. PyG chooses its scatter, segment-softmax, pooling and sparse-matrix
+# kernels by whether the extensions import, and in this package only the layers and
+# models (torch_geometric_san.nn) call those kernels. So the marked tests are those of
+# the test modules that import from torch_geometric_san.nn (tests/nn, the
+# ReorderSimplices equivariance test), and those that run models in other ways: the
+# README, the tutorials, the docstring examples and the training benchmarks (citation,
+# trajectory, trajectory with DistributedDataParallel and PyG's DataLoader). Left to
+# the first pass: the data, datasets, transforms and utils code, which uses NumPy,
+# SciPy, GUDHI and PyG's collate, with no extension-dependent path for the attributes
+# of a complex (a run of their tests that recorded every call into torch_scatter/
+# torch_sparse found none); the API-reference check (no code runs); and the lifting
+# and scaling benchmarks and benchmark helpers (lifting runs no layer; scaling times
+# the same layers that tests/nn checks on both paths, and PyG's GATConv).
+EXTENSION_PATHS = ('nn/', 'docs/test_readme.py', 'docs/test_tutorials.py',
+                   'test_doctests.py', 'benchmarks/test_citation.py',
+                   'benchmarks/test_trajectory.py', 'benchmarks/test_trajectory_ddp.py')
+TESTS = Path(__file__).resolve().parent
+
+
+def _uses_layers(module) -> bool:
+    # Whether the test module holds a class, function or module of torch_geometric_san.nn.
+    for value in vars(module).values():
+        origin = getattr(value, '__module__', None) or getattr(value, '__name__', None)
+        if isinstance(origin, str) and origin.startswith('torch_geometric_san.nn'):
+            return True
+    return False
+
+
+def pytest_configure(config):
+    config.addinivalue_line('markers', 'extensions: the code path differs without '
+                            'torch_scatter/torch_sparse (see tests/conftest.py)')
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        path = Path(item.path).resolve().relative_to(TESTS).as_posix()
+        module = getattr(item, 'module', None)
+        if path.startswith(EXTENSION_PATHS) or (module is not None and
+                                                _uses_layers(module)):
+            item.add_marker('extensions')
+
 
 # Imported after the blocker: none of these imports PyG.
+import contextlib  # noqa: E402
+import io  # noqa: E402
+import types  # noqa: E402
+
 import gudhi  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
@@ -49,6 +97,8 @@ def _snapshot(value):
         return {k: _snapshot(v) for k, v in value.items()}
     if hasattr(value, 'to_dict') and hasattr(value, 'keys'):  # a PyG data object
         return (type(value), _snapshot(value.to_dict()))
+    if isinstance(value, types.SimpleNamespace):
+        return (type(value), _snapshot(vars(value)))
     return value
 
 
@@ -77,3 +127,26 @@ def assert_rejected():
     ``pattern`` and leaves every argument (tensors, arrays, sparse matrices, simplex
     trees, data objects, containers of them) as it was."""
     return _assert_rejected
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@contextlib.contextmanager
+def _terminal_stderr():
+    buffer, saved = _Terminal(), sys.stderr
+    sys.stderr = buffer
+    try:
+        yield buffer
+    finally:
+        sys.stderr = saved
+
+
+@pytest.fixture
+def terminal_stderr():
+    r"""``with terminal_stderr() as err:`` replaces ``sys.stderr`` with a text buffer
+    that says it is a terminal (progress bars are drawn on terminals only). Used in the
+    test body: pytest's output capture resets ``sys.stderr`` after fixture set-up."""
+    return _terminal_stderr

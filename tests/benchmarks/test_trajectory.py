@@ -92,4 +92,4 @@ def test_workers_and_report_only(trajectory, tmp_path):
     assert len(report['runs']) == 2 and len(report['sessions']) == 1
     text = results.read_text()
     assert '**Partial results:** 1 of the 3 runs' in text and 'synthetic SAT Tanh 0' in text
-    assert 'Targets of the issue' in text
+    assert trajectory.TARGETS_TITLE in text

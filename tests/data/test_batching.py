@@ -3,9 +3,11 @@ import io
 import numpy as np
 import pytest
 import torch
+from torch_geometric.data import Batch, Data
 from torch_geometric.loader import DataLoader
 
-from torch_geometric_san.data import SimplicialComplexData
+from torch_geometric_san.data import (SimplicialComplexData, batch_complexes,
+                                      pad_order)
 
 K = 2
 
@@ -93,3 +95,88 @@ def test_batch_to_device_and_save_load(complexes, device, assert_data_equal):
         assert torch.equal(loaded.simplex_batch(k), batch.simplex_batch(k))
     for original, data in zip(complexes, loaded.to_data_list(), strict=True):
         assert_data_equal(data.to('cpu'), original)
+
+
+# Complexes of different orders -----------------------------------------------------
+
+def mixed_orders():
+    r"""An edge (order 1), a triangle (order 2), a tetrahedron (order 3) and isolated
+    vertices (order 0), each with features on its vertices."""
+    out = [
+        SimplicialComplexData.from_simplices([[0, 1]]),
+        SimplicialComplexData.from_simplices([[0, 1, 2]], close=True),
+        SimplicialComplexData.from_simplices([[0, 1, 2, 3]], close=True),
+        SimplicialComplexData.from_simplices([], num_nodes=2),
+    ]
+    for seed, data in enumerate(out):
+        data.x_0 = torch.randn(data.num_nodes, 2,
+                               generator=torch.Generator().manual_seed(seed))
+    return out
+
+
+def rebuilt(data, order):
+    r"""``data`` built again by the constructor with the given ``order``."""
+    simplices = [data[f'simplices_{k}'] for k in range(1, data.order + 1)]
+    return SimplicialComplexData.from_simplices(
+        [s for s in simplices if len(s)], num_nodes=data.num_nodes, order=order,
+        x_0=data.x_0)
+
+
+@pytest.mark.parametrize('order', [3, 4])
+def test_pad_order_equals_the_constructor_with_order(order, assert_data_equal):
+    for data in mixed_orders():
+        before = {key: value.clone() for key, value in data.items()
+                  if isinstance(value, torch.Tensor)}
+        padded = pad_order(data, order)
+        assert_data_equal(padded, rebuilt(data, order))
+        # the input is left as it was
+        assert set(data.keys()) == set(before) | {'num_nodes'}
+        assert all(torch.equal(data[key], value) for key, value in before.items())
+
+
+@pytest.mark.parametrize('reverse', [False, True], ids=['lower-first', 'higher-first'])
+def test_batch_complexes_of_different_orders(reverse, assert_data_equal):
+    complexes = mixed_orders()[::-1] if reverse else mixed_orders()
+    batch = batch_complexes(complexes)
+    expected = Batch.from_data_list([rebuilt(data, 3) for data in complexes])
+    assert batch.order == 3 and batch.num_graphs == 4
+    for k in range(4):
+        assert torch.equal(batch.simplex_batch(k), expected.simplex_batch(k))
+        for accessor in ('boundary', 'down_laplacian', 'up_laplacian',
+                         'hodge_laplacian'):
+            for got, want in zip(getattr(batch, accessor)(k),
+                                 getattr(expected, accessor)(k)):
+                assert torch.equal(got, want), (accessor, k)
+    for data, got in zip(complexes, batch.to_data_list(), strict=True):
+        assert_data_equal(got, rebuilt(data, 3))
+
+
+def test_batch_complexes_as_collate_fn_of_a_torch_loader():
+    complexes = mixed_orders()
+    loader = torch.utils.data.DataLoader(complexes, batch_size=3,
+                                         collate_fn=batch_complexes)
+    first, second = list(loader)
+    assert (first.order, first.num_graphs) == (3, 3)
+    assert (second.order, second.num_graphs) == (0, 1)
+
+
+BATCHING_CASES = {
+    'pad-below-the-order': (pad_order, (SimplicialComplexData.from_simplices(
+        [[0, 1, 2]], close=True), 1), {}, ValueError, "order must be at least 2, got 1"),
+    'pad-order-bool': (pad_order, (SimplicialComplexData.from_simplices([[0, 1]]),
+                                   True), {}, TypeError, "order must be an int, not bool"),
+    'pad-a-graph': (pad_order, (Data(num_nodes=2), 2), {}, TypeError,
+                    "data must be a SimplicialComplexData, not Data"),
+    'pad-a-batch': (pad_order, (Batch.from_data_list(
+        [SimplicialComplexData.from_simplices([[0, 1]])]), 2), {}, TypeError,
+        "data is a batch"),
+    'batch-nothing': (batch_complexes, ([], ), {}, ValueError, "data_list is empty"),
+    'batch-a-graph': (batch_complexes, ([SimplicialComplexData.from_simplices([[0, 1]]),
+                                         Data(num_nodes=3)], ), {}, TypeError,
+                      r"data_list\[1\] must be a SimplicialComplexData, not Data"),
+}
+
+
+@pytest.mark.parametrize('name', BATCHING_CASES)
+def test_bad_batching_input(name, assert_rejected):
+    assert_rejected(*BATCHING_CASES[name])

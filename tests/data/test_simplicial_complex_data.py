@@ -246,3 +246,11 @@ def test_from_incidence_with_empty_orders(matrices, sizes, assert_data_equal):
     edges = [[0, 1]] if sizes[1] else []
     assert_data_equal(data, SimplicialComplexData.from_simplices(
         edges, num_nodes=sizes[0], order=len(sizes) - 1))
+
+
+@pytest.mark.parametrize('empty', [np.empty((0, 3)), torch.empty(0, 3),
+                                   torch.empty(0, 3, dtype=torch.long)])
+def test_an_empty_array_of_simplices_of_any_numeric_dtype(empty, assert_data_equal):
+    # (np.empty and torch.empty default to floats; no vertex id is a float then)
+    assert_data_equal(SimplicialComplexData.from_simplices(empty, num_nodes=2),
+                      SimplicialComplexData.from_simplices([], num_nodes=2, order=2))

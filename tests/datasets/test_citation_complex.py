@@ -194,9 +194,10 @@ def test_small_files_through_the_dataset(small_root):
     assert int(dataset[0].test_mask.sum()) == 2
 
 
-def test_progress_bar(small_root, capfd):
-    CitationComplexDataset(small_root, order=0, log=True)
-    assert "Reading simplices" in capfd.readouterr().err
+def test_progress_bar(small_root, terminal_stderr):
+    with terminal_stderr() as err:
+        CitationComplexDataset(small_root, order=0, log=True)
+    assert "Reading simplices" in err.getvalue()
 
 
 def test_small_files_order_out_of_range(small_root):

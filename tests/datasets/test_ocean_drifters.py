@@ -173,9 +173,10 @@ def test_small_file_through_the_dataset(small_root):
     assert sorted(torch.cat([train.y, test.y]).tolist()) == [0, 1, 1, 1]
 
 
-def test_progress_bar(small_root, capfd):
-    OceanDriftersDataset(small_root, log=True)
-    assert "Edge flows" in capfd.readouterr().err
+def test_progress_bar(small_root, terminal_stderr):
+    with terminal_stderr() as err:
+        OceanDriftersDataset(small_root, log=True)
+    assert "Edge flows" in err.getvalue()
 
 
 def test_sha256_mismatch_is_an_error(small_root, monkeypatch):

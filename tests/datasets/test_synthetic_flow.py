@@ -237,9 +237,15 @@ def test_interrupted_processing_leaves_no_trusted_file(tmp_path, monkeypatch):
     assert len(dataset) == 10
 
 
-def test_progress_bar(tmp_path, capfd):
+def test_progress_bar_on_a_terminal(tmp_path, terminal_stderr):
+    with terminal_stderr() as err:
+        SyntheticFlowDataset(str(tmp_path), split="test", num_test=6, log=True)
+    assert "Sampling trajectories" in err.getvalue()
+
+
+def test_no_progress_bar_when_the_output_is_not_a_terminal(tmp_path, capfd):
     SyntheticFlowDataset(str(tmp_path), split="test", num_test=6, log=True)
-    assert "Sampling trajectories" in capfd.readouterr().err
+    assert "Sampling trajectories" not in capfd.readouterr().err
 
 
 def test_to_device(tmp_path):

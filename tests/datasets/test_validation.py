@@ -74,6 +74,12 @@ DATASET_CASES = {
                           ValueError, "'missing_rate' must be finite, got nan"),
     'citation-rate-one': (CitationComplexDataset, dict(missing_rate=1.0), ValueError,
                           r"'missing_rate' must be a fraction in \(0, 1\)"),
+    'transform-not-callable': (SyntheticFlowDataset, dict(transform=5), TypeError,
+                               "'transform' must be callable or None, not int"),
+    'log-not-a-bool': (SyntheticFlowDataset, dict(log='no'), TypeError,
+                       "'log' must be True or False, not str"),
+    'force-reload-not-a-bool': (OceanDriftersDataset, dict(force_reload='yes'),
+                                TypeError, "'force_reload' must be True or False"),
 }
 
 
@@ -82,8 +88,22 @@ def test_bad_dataset_arguments_are_refused_before_any_file(name, tmp_path):
     cls, kwargs, error, pattern = DATASET_CASES[name]
     root = tmp_path / 'root'
     with pytest.raises(error, match=pattern):
-        cls(str(root), log=False, **kwargs)
+        cls(str(root), **dict(dict(log=False), **kwargs))
     assert not root.exists()
+
+
+@pytest.mark.parametrize('root', [None, 5, b'bytes'])
+def test_a_root_that_is_not_a_path_is_refused(root):
+    with pytest.raises(TypeError, match="'root' must be a directory path"):
+        SyntheticFlowDataset(root, log=False)
+
+
+def test_stacked_names_the_attributes(tmp_path):
+    dataset = SyntheticFlowDataset(str(tmp_path), split='test', num_points=60,
+                                   num_test=2, log=False)
+    with pytest.raises(KeyError, match=r"'x_2' is not a per-item attribute.*"
+                       r"\['x_1', 'y'\]"):
+        dataset.stacked('x_2')
 
 
 # (function, args, kwargs, exception, message pattern), as in tests/data.

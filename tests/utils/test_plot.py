@@ -88,6 +88,58 @@ def test_plot_complex_attention(data):
     np.testing.assert_allclose(attention.get_colors()[:, 3], [0.3, 0.2, 1.0])
 
 
+def test_plot_complex_attention_top_k(data):
+    index = torch.tensor([[0, 1, 2, 2, 3], [2, 2, 0, 2, 4]])
+    weight = torch.tensor([0.3, 0.2, 1.0, 5.0, 0.3])
+    fig = plot_complex(data, attention=(index, weight), attention_top_k=2)
+    attention = _collections(fig.axes[0], LineCollection)[1]
+    segments = attention.get_segments()
+    # the two largest off-diagonal weights, 1.0 and the first 0.3 (the self-pair
+    # (2, 2) is never drawn), in their original order; opacity relative to the max
+    assert len(segments) == 2
+    np.testing.assert_allclose(segments[1], [[0.5, 0.5], [0.5, 0.0]])
+    np.testing.assert_allclose(attention.get_colors()[:, 3], [0.06, 0.2])
+
+
+def test_plot_complex_attention_top_k_above_the_count_draws_all(data):
+    index = torch.tensor([[0, 1], [2, 2]])
+    fig = plot_complex(data, attention=(index, torch.ones(2)), attention_top_k=10)
+    assert len(_collections(fig.axes[0], LineCollection)[1].get_segments()) == 2
+
+
+@pytest.mark.parametrize("top_k, error", [(0, ValueError), (True, TypeError),
+                                          (2.5, TypeError)])
+def test_plot_complex_bad_attention_top_k(data, top_k, error):
+    with pytest.raises(error, match="'attention_top_k' must be"):
+        plot_complex(data, attention=(torch.tensor([[0], [2]]), torch.ones(1)),
+                     attention_top_k=top_k)
+
+
+NAN = float("nan")
+BAD_PLOTS = {
+    "attention-order-bool": (dict(attention_order=True), TypeError,
+                             "'attention_order' must be an int, not bool"),
+    "attention-order-negative": (dict(attention_order=-1), ValueError,
+                                 "'attention_order' must be at least 0"),
+    "pos-nan": (dict(pos=torch.tensor([[NAN, 0.0]] * 5)), ValueError,
+                "'pos' has NaN or infinite entries"),
+    "pos-strings": (dict(pos=np.array([["a", "b"]] * 5)), TypeError,
+                    "'pos' must be numeric"),
+    "edge-signal-inf": (dict(edge_signal=torch.tensor([1.0, float("inf"), 0, 0, 0,
+                                                       0])), ValueError,
+                        "'edge_signal' has NaN or infinite entries"),
+    "attention-weight-nan": (dict(attention=(torch.tensor([[0], [2]]),
+                                             torch.tensor([NAN]))), ValueError,
+                             "'attention weight' has NaN or infinite entries"),
+}
+
+
+@pytest.mark.parametrize("name", BAD_PLOTS)
+def test_plot_complex_bad_values(data, name, assert_rejected):
+    kwargs, error, pattern = BAD_PLOTS[name]
+    assert_rejected(plot_complex, (data, ), kwargs, error, pattern)
+
+
 def test_plot_complex_into_given_axes(data):
     fig, ax = plt.subplots()
     assert plot_complex(data, ax=ax, title="t") is fig

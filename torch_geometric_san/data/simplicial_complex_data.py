@@ -77,8 +77,14 @@ class SimplicialComplexData(Data):
     Laplacians), so that batching does not change what a model computes on a complex.
     :meth:`simplex_batch` maps the simplices of each order to their complex.
 
-    All complexes of a batch need the same attributes, so build them with the same
-    order (the ``order`` arguments pad a complex with empty orders).
+    All complexes of a batch need the same attributes, so the same order: PyG collates
+    the attributes of the first complex of a list, so that batched after a complex
+    of lower order the higher orders of a complex would be dropped without a word,
+    and batched before one they make PyG raise a :class:`KeyError` (PyG has no hook
+    to check the list). Build them with the same order (the ``order`` arguments pad
+    a complex with empty orders), pad them with
+    :func:`~torch_geometric_san.data.pad_order`, or batch them with
+    :func:`~torch_geometric_san.data.batch_complexes`, which does both.
 
     Args:
         **kwargs: The attributes, as for :class:`torch_geometric.data.Data`. Build a
@@ -508,7 +514,8 @@ def _as_int_array(value: Any, what: str) -> np.ndarray:
     if isinstance(value, Tensor):
         value = value.detach().cpu().numpy()
     value = np.asarray(value)
-    if value.dtype.kind not in 'iu':
+    empty_of_floats = value.size == 0 and value.dtype.kind == 'f'  # np.empty((0, 3))
+    if value.dtype.kind not in 'iu' and not empty_of_floats:
         raise TypeError(f"{what} must hold integer vertex ids, got dtype {value.dtype}")
     if value.dtype == np.uint64 and value.size and value.max() > np.iinfo(np.int64).max:
         raise ValueError(f"{what} holds the vertex id {value.max()}, beyond the int64 "

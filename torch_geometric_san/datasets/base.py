@@ -12,6 +12,7 @@ from torch_geometric.data.dataset import files_exist
 
 from torch_geometric_san.data import SimplicialComplexData
 from torch_geometric_san.datasets.io import atomic_torch_save, load_processed
+from torch_geometric_san.utils.validation import check_bool
 
 
 class SharedComplexDataset(InMemoryDataset):
@@ -40,7 +41,7 @@ class SharedComplexDataset(InMemoryDataset):
     warning and processed again.
 
     Args:
-        root (str): Root directory of the dataset.
+        root (str or os.PathLike): Root directory of the dataset.
         transform (callable, optional): Applied to each item on access.
         log (bool, optional): Print progress. (default: :obj:`True`)
         force_reload (bool, optional): Re-process. (default: :obj:`False`)
@@ -52,7 +53,14 @@ class SharedComplexDataset(InMemoryDataset):
         log: bool = True,
         force_reload: bool = False,
     ) -> None:
-        super().__init__(root, transform, log=log, force_reload=force_reload)
+        if not isinstance(root, (str, os.PathLike)):
+            raise TypeError(f"'root' must be a directory path (str or os.PathLike), "
+                            f"not {type(root).__name__}")
+        if transform is not None and not callable(transform):
+            raise TypeError(f"'transform' must be callable or None, not "
+                            f"{type(transform).__name__}")
+        super().__init__(os.fspath(root), transform, log=check_bool(log, "'log'"),
+                         force_reload=check_bool(force_reload, "'force_reload'"))
         try:
             out = load_processed(self.processed_paths[0])
         except ValueError as error:
@@ -116,6 +124,9 @@ class SharedComplexDataset(InMemoryDataset):
     def stacked(self, key: str) -> Tensor:
         r"""The per-item attribute :obj:`key` of all items of this dataset
         (or of the subset it references), stacked along dimension 0."""
+        if key not in self._items:
+            raise KeyError(f"'{key}' is not a per-item attribute of this dataset; "
+                           f"it has {sorted(self._items)}")
         value = self._items[key]
         if self._indices is None:
             return value

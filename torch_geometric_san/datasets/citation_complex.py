@@ -6,7 +6,6 @@ from typing import Callable, List, Optional, Tuple
 import numpy as np
 import torch
 from torch import Tensor
-from tqdm import tqdm
 
 from torch_geometric_san.data import SimplicialComplexData
 from torch_geometric_san.datasets.base import SharedComplexDataset
@@ -15,6 +14,7 @@ from torch_geometric_san.datasets.io import (
     fetch_raw_file,
     load_npy,
 )
+from torch_geometric_san.utils.progress import progress_bar
 from torch_geometric_san.utils.validation import check_int, check_real
 
 MAX_ORDER = 10
@@ -91,8 +91,8 @@ def citation_simplices(
         (author_ids[i], ) = key
     vertex_of = {int(a): v for v, a in enumerate(author_ids)}
     arrays, counts = [], []
-    for k in tqdm(range(max_order + 1), desc="Reading simplices",
-                  disable=not progress):
+    for k in progress_bar(range(max_order + 1), "Reading simplices",
+                          enabled=progress):
         array = np.empty((len(simplices[k]), k + 1), dtype=np.int64)
         count = np.empty(len(simplices[k]), dtype=np.float64)
         for key, i in simplices[k].items():

@@ -5,13 +5,13 @@ import numpy as np
 import scipy.sparse
 import scipy.spatial
 import torch
-from tqdm import tqdm
 
 from torch_geometric_san.data import SimplicialComplexData
 from torch_geometric_san.datasets.trajectory import (
     ORIENTATIONS,
     TrajectoryDataset,
 )
+from torch_geometric_san.utils.progress import progress_bar
 from torch_geometric_san.utils.validation import check_int
 
 # Regions as [[x_min, y_min], [x_max, y_max]] in the unit square.
@@ -246,8 +246,8 @@ class SyntheticFlowDataset(TrajectoryDataset):
             np.repeat([0, 1], [num_zeros, self.num_items - num_zeros]))
         paths = [
             sample_trajectory(points, adjacency, int(label), rng)
-            for label in tqdm(labels, desc="Sampling trajectories",
-                              disable=not self.log)
+            for label in progress_bar(labels, "Sampling trajectories",
+                                      enabled=self.log)
         ]
         self.save_trajectories(self.processed_paths[0], complex, paths,
                                labels, np.random.default_rng(orientation_seed))

@@ -6,10 +6,10 @@ import numpy as np
 import scipy.sparse
 import torch
 from torch import Tensor
-from tqdm import tqdm
 
 from torch_geometric_san.data import SimplicialComplexData
 from torch_geometric_san.datasets.base import SharedComplexDataset
+from torch_geometric_san.utils.progress import progress_bar
 from torch_geometric_san.utils.validation import check_int
 
 __all__ = [
@@ -191,7 +191,7 @@ class TrajectoryDataset(SharedComplexDataset):
         edges = complex.simplices_1.numpy()
         flows = np.stack([
             path_to_flow(p, edges)
-            for p in tqdm(paths, desc="Edge flows", disable=not self.log)
+            for p in progress_bar(paths, "Edge flows", enabled=self.log)
         ])
         signs = np.ones(len(edges), dtype=np.int64)
         if self.orientation == "random":

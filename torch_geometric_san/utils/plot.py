@@ -4,6 +4,8 @@ from typing import Any, Optional, Tuple, Union
 import numpy as np
 from torch import Tensor
 
+from torch_geometric_san.utils.validation import check_int
+
 ArrayLike = Union[Tensor, np.ndarray]
 
 
@@ -27,6 +29,17 @@ def _numpy(value: ArrayLike, name: str) -> np.ndarray:
     return value
 
 
+def _finite(value: np.ndarray, name: str) -> np.ndarray:
+    # As floats, refusing NaN/inf (they would vanish from the drawing or break
+    # the colour scale) and non-numeric arrays.
+    if value.dtype.kind not in "biuf":
+        raise TypeError(f"'{name}' must be numeric, got dtype {value.dtype}")
+    value = value.astype(float)
+    if not np.isfinite(value).all():
+        raise ValueError(f"'{name}' has NaN or infinite entries")
+    return value
+
+
 def _simplices(data: Any, k: int) -> np.ndarray:
     value = getattr(data, f"simplices_{k}", None)
     if value is None:
@@ -40,6 +53,7 @@ def plot_complex(
     edge_signal: Optional[ArrayLike] = None,
     attention: Optional[Tuple[ArrayLike, ArrayLike]] = None,
     attention_order: int = 1,
+    attention_top_k: Optional[int] = None,
     ax: Any = None,
     signal_style: str = "arrows",
     cmap: Optional[str] = None,
@@ -81,6 +95,11 @@ def plot_complex(
             :obj:`[nnz]` or :obj:`[nnz, heads]` (heads are averaged).
         attention_order (int, optional): The order of the simplices that
             :obj:`attention` relates. (default: :obj:`1`)
+        attention_top_k (int, optional): Draw only the :obj:`attention_top_k`
+            largest attention weights (between distinct simplices; ties by
+            position). Above about 1,000 segments the overlay turns into a
+            solid mass; e.g. :obj:`attention_top_k=200` keeps the strongest
+            ones readable. (default: :obj:`None`, all)
         ax (matplotlib.axes.Axes, optional): Axes to draw into; a new figure
             is created when omitted.
         signal_style (str, optional): :obj:`"arrows"` or :obj:`"widths"`.
@@ -98,6 +117,9 @@ def plot_complex(
     from matplotlib.collections import LineCollection, PolyCollection
     from matplotlib.colors import Normalize, to_rgba
 
+    check_int(attention_order, "'attention_order'", minimum=0)
+    if attention_top_k is not None:
+        check_int(attention_top_k, "'attention_top_k'", minimum=1)
     if signal_style not in ("arrows", "widths"):
         raise ValueError(f"'signal_style' must be 'arrows' or 'widths', got "
                          f"{signal_style!r}")
@@ -106,7 +128,7 @@ def plot_complex(
         if pos is None:
             raise ValueError("plot_complex needs vertex positions: pass "
                              "'pos' or store them as 'data.pos'")
-    pos = _numpy(pos, "pos").astype(float)
+    pos = _finite(_numpy(pos, "pos"), "pos")
     if pos.ndim != 2 or pos.shape[1] != 2:
         raise ValueError(f"'pos' must have shape [N_0, 2], got "
                          f"{list(pos.shape)}")
@@ -132,7 +154,7 @@ def plot_complex(
     ax.scatter(pos[:, 0], pos[:, 1], s=node_size, c="k", zorder=2)
 
     if edge_signal is not None:
-        signal = _numpy(edge_signal, "edge_signal").astype(float)
+        signal = _finite(_numpy(edge_signal, "edge_signal"), "edge_signal")
         if signal.ndim == 2 and signal.shape[1] == 1:
             signal = signal[:, 0]
         if signal.shape != (len(edges), ):
@@ -167,7 +189,7 @@ def plot_complex(
     if attention is not None:
         index, weight = attention
         index = _numpy(index, "attention index").astype(np.int64)
-        weight = _numpy(weight, "attention weight").astype(float)
+        weight = _finite(_numpy(weight, "attention weight"), "attention weight")
         if weight.ndim == 2:
             weight = weight.mean(axis=1)
         if index.ndim != 2 or index.shape[0] != 2 or weight.shape != (
@@ -182,8 +204,11 @@ def plot_complex(
                              f"{len(simplices)}")
         centre = pos[simplices].mean(axis=1)
         off_diagonal = index[0] != index[1]
-        pairs = index[:, off_diagonal]
-        alpha = weight[off_diagonal] / max(weight.max(initial=0.0), 1e-12)
+        pairs, shown = index[:, off_diagonal], weight[off_diagonal]
+        if attention_top_k is not None and shown.size > attention_top_k:
+            keep = np.sort(np.argsort(-shown, kind="stable")[:attention_top_k])
+            pairs, shown = pairs[:, keep], shown[keep]
+        alpha = shown / max(weight.max(initial=0.0), 1e-12)
         colors = np.zeros((pairs.shape[1], 4))
         colors[:] = to_rgba(attention_color)
         colors[:, 3] = np.clip(alpha, 0.0, 1.0)

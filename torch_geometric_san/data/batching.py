@@ -1,0 +1,119 @@
+r"""Batching complexes of different orders.
+
+PyG's :meth:`~torch_geometric.data.Batch.from_data_list` (which
+:class:`torch_geometric.loader.DataLoader` calls) collates the attributes of the
+*first* data object of a list: batched after a complex of lower order, the higher orders
+of a complex are dropped without a word, and batched before one, they make PyG raise a
+:class:`KeyError`. PyG offers no hook that sees the whole list, so the complexes of a
+batch must have the same order. :func:`pad_order` pads one complex with empty orders
+(as the :obj:`order` arguments of the constructors and
+:class:`~torch_geometric_san.transforms.LiftToCliqueComplex` do), and
+:func:`batch_complexes` pads a list to its highest order and batches it.
+"""
+import copy
+from typing import Iterable, List, Optional, Sequence
+
+from torch_geometric.data import Batch
+
+from torch_geometric_san.data.simplicial_complex_data import SimplicialComplexData
+from torch_geometric_san.utils.validation import check_int
+
+__all__ = ['pad_order', 'batch_complexes']
+
+
+def pad_order(data: SimplicialComplexData, order: int) -> SimplicialComplexData:
+    r"""The complex :obj:`data` padded with empty orders up to :obj:`order`: the same
+    object as the constructors build with that :obj:`order` argument (the tensors of
+    the orders :obj:`data` has are shared, not copied). :obj:`data` is not modified.
+
+    Args:
+        data (SimplicialComplexData): A single complex (not a batch).
+        order (int): The order :math:`K` of the result, at least :obj:`data.order`.
+
+    Returns:
+        SimplicialComplexData: The padded complex (:obj:`data` itself, copied, if it
+        already has that order).
+
+    Raises:
+        TypeError: If :obj:`data` is not a single complex or :obj:`order` not an int.
+        ValueError: If :obj:`order` is below the order of :obj:`data`.
+
+    Example:
+        >>> data = SimplicialComplexData.from_simplices([[0, 1], [1, 2]])
+        >>> padded = pad_order(data, 2)
+        >>> padded.order, padded.num_simplices(2), padded.up_laplacian(1)[0].shape
+        (2, 0, torch.Size([2, 0]))
+    """
+    _check_complex(data, 'data')
+    check_int(order, 'order', minimum=data.order)
+    out = copy.copy(data)
+    top = data.order
+    index, weight = data.hodge_index_0, data.hodge_weight_0
+
+    def empty_operator(name: str, k: int) -> None:
+        out[f'{name}_index_{k}'] = index.new_empty((2, 0))
+        out[f'{name}_weight_{k}'] = weight.new_empty((0, ))
+
+    if order > top:  # the old top order gets its (empty) upper Laplacian
+        empty_operator('up', top)
+    for k in range(top + 1, order + 1):
+        out[f'simplices_{k}'] = index.new_empty((0, k + 1))
+        for name in ('boundary', 'down', 'hodge') + (('up', ) if k < order else ()):
+            empty_operator(name, k)
+        # as the constructors store it: the Hodge index of an order without upper
+        # Laplacian is the lower Laplacian's index tensor
+        out[f'hodge_index_{k}'] = out[f'down_index_{k}']
+        if 'spectrum_0' in data:  # the largest eigenvalues of empty Laplacians
+            out[f'spectrum_{k}'] = weight.new_zeros((1, 2))
+    return out
+
+
+def batch_complexes(data_list: Sequence[SimplicialComplexData],
+                    follow_batch: Optional[Iterable[str]] = None,
+                    exclude_keys: Optional[Iterable[str]] = None) -> Batch:
+    r"""Batches complexes of any orders: each is padded to the highest order of the
+    list (:func:`pad_order`), then :meth:`torch_geometric.data.Batch.from_data_list`
+    makes their disjoint union. Pass it as :obj:`collate_fn` to a
+    :class:`torch.utils.data.DataLoader` (PyG's own loader always uses PyG's collate;
+    there, pad the complexes first).
+
+    Args:
+        data_list (Sequence[SimplicialComplexData]): The complexes (not modified).
+        follow_batch (Iterable[str], optional): As for
+            :meth:`~torch_geometric.data.Batch.from_data_list`.
+        exclude_keys (Iterable[str], optional): As for
+            :meth:`~torch_geometric.data.Batch.from_data_list`.
+
+    Returns:
+        torch_geometric.data.Batch: The batch, of the highest order of the list.
+
+    Raises:
+        TypeError: If an element is not a single complex.
+        ValueError: If :obj:`data_list` is empty.
+
+    Example:
+        >>> edge = SimplicialComplexData.from_simplices([[0, 1]])
+        >>> triangle = SimplicialComplexData.from_simplices([[0, 1, 2]], close=True)
+        >>> batch = batch_complexes([edge, triangle])
+        >>> batch.order, batch.simplex_batch(1).tolist(), batch.simplex_batch(2)
+        (2, [0, 1, 1, 1], tensor([1]))
+    """
+    data_list = list(data_list)
+    if not data_list:
+        raise ValueError("data_list is empty: a batch needs at least one complex")
+    for i, data in enumerate(data_list):
+        _check_complex(data, f'data_list[{i}]')
+    order = max(data.order for data in data_list)
+    padded: List[SimplicialComplexData] = [
+        pad_order(data, order) if data.order < order else data for data in data_list]
+    return Batch.from_data_list(padded, follow_batch=follow_batch,
+                                exclude_keys=exclude_keys)
+
+
+def _check_complex(data: object, name: str) -> None:
+    if not isinstance(data, SimplicialComplexData):
+        raise TypeError(f"{name} must be a SimplicialComplexData, not "
+                        f"{type(data).__name__}")
+    if isinstance(data, Batch):
+        raise TypeError(f"{name} is a batch; pad and batch single complexes")
+
