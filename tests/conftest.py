@@ -29,8 +29,10 @@ if WITHOUT_EXTENSIONS:
 # `extensions`; `make test` runs every test with the extensions, then these again with
 # them blocked. PyG chooses its scatter, segment-softmax, pooling and sparse-matrix
 # kernels by whether the extensions import, and in this package only the layers and
-# models (torch_geometric_san.nn) call those kernels. So the marked tests are those of
-# the test modules that import from torch_geometric_san.nn (tests/nn, the
+# models (torch_geometric_san.nn) and the sparse operators they use
+# (torch_geometric_san.sparse: SparseTensor inputs, the softmax checked against PyG's)
+# call those kernels. So the marked tests are those of tests/sparse and of the test
+# modules that import from torch_geometric_san.nn (tests/nn, the
 # ReorderSimplices equivariance test), and those that run models in other ways: the
 # README, the tutorials, the docstring examples and the training benchmarks (citation,
 # trajectory, trajectory with DistributedDataParallel and PyG's DataLoader). Left to
@@ -40,9 +42,10 @@ if WITHOUT_EXTENSIONS:
 # torch_sparse found none); the API-reference check (no code runs); and the lifting
 # and scaling benchmarks and benchmark helpers (lifting runs no layer; scaling times
 # the same layers that tests/nn checks on both paths, and PyG's GATConv).
-EXTENSION_PATHS = ('nn/', 'docs/test_readme.py', 'docs/test_tutorials.py',
+EXTENSION_PATHS = ('nn/', 'sparse/', 'docs/test_readme.py', 'docs/test_tutorials.py',
                    'test_doctests.py', 'benchmarks/test_citation.py',
-                   'benchmarks/test_trajectory.py', 'benchmarks/test_trajectory_ddp.py')
+                   'benchmarks/test_trajectory.py', 'benchmarks/test_trajectory_ddp.py',
+                   'benchmarks/test_operators.py', 'benchmarks/test_propagation.py')
 TESTS = Path(__file__).resolve().parent
 
 
