@@ -21,7 +21,7 @@ process with one torch thread, alternating the two ways step by step:
 
 Writes its table to docs/results.md (``--no-results`` to skip)::
 
-    python benchmarks/propagation.py [--points 20000] [--repeats 7]
+    python benchmarks/propagation.py [--points 400 20000] [--repeats 7]
 """
 import argparse
 import os
@@ -72,23 +72,14 @@ def saved_bytes(run: Callable[[], torch.Tensor]) -> int:
     return total
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-    parser.add_argument('--points', type=int, default=20_000,
-                        help='points of the Delaunay complex (2e4: ~6e4 edges)')
-    parser.add_argument('--repeats', type=int, default=7)
-    parser.add_argument('--results', default=str(_common.REPO / 'docs' / 'results.md'))
-    parser.add_argument('--no-results', action='store_true')
-    args = parser.parse_args()
-    torch.set_num_threads(1)
-    torch.manual_seed(0)
-    start = time.perf_counter()
-    data = delaunay(args.points)
+def measure(num_points: int, repeats: int) -> List[List[str]]:
+    """The rows of the table for the Delaunay complex of :obj:`num_points`."""
+    data = delaunay(num_points)
     ops = data.operators(1)
     nbhd = ops.up.neighbourhood(True)
     n, nnz = data.num_simplices(1), nbhd.nnz
+    size = f'{n:,} edges ({nnz:,} entries)'
     rows = []
-
     # Per-group values: 32 signals x 1 head, as a trajectory batch.
     groups = 32
     for width in (1, 2, 4, 8):
@@ -96,9 +87,9 @@ def main() -> None:
         x = torch.randn(groups, n, 1, width, requires_grad=True)
         ms = compare({way: (lambda gather=gather: propagation.polynomial(
             nbhd, value, [x, x * 0.5], gather=gather)) for way, gather in
-            (('gather', True), ('block', False))}, args.repeats)
+            (('gather', True), ('block', False))}, repeats)
         chosen = 'gather' if width <= propagation.GATHER_MAX_WIDTH else 'block'
-        rows.append([f'per-group values, {groups} groups x {width} features, J = 2',
+        rows.append([size, f'per-group values, {groups} groups x {width} features, J = 2',
                      'gather', f"{ms['gather']:.1f}", 'block-diagonal',
                      f"{ms['block']:.1f}", f"{ms['block'] / ms['gather']:.2f}", chosen])
 
@@ -115,8 +106,8 @@ def main() -> None:
         taps = [torch.einsum('bnf,cf->bnc', x, w).unsqueeze(2) for w in weight]
         return propagation.polynomial(nbhd, value, taps)
 
-    ms = compare({'input': input_first, 'taps': taps_first}, args.repeats)
-    rows.append(['narrow input, F_in = 1 -> F_out = 32, J = 3, 32 signals',
+    ms = compare({'input': input_first, 'taps': taps_first}, repeats)
+    rows.append([size, 'narrow input, F_in = 1 -> F_out = 32, J = 3, 32 signals',
                  'propagate the input', f"{ms['input']:.1f}", 'propagate the taps',
                  f"{ms['taps']:.1f}", f"{ms['taps'] / ms['input']:.2f}",
                  'the input (F_in < F_out)'])
@@ -132,22 +123,40 @@ def main() -> None:
         return out
 
     ways = {'power': lambda: shifted.matmul(x, hops=5), 'single': single}
-    ms = compare(ways, args.repeats)
+    ms = compare(ways, repeats)
     kept = {name: saved_bytes(run) / 2**20 for name, run in ways.items()}
-    rows.append(['fixed values, (I - eps L)^5 Z, 32 features',
+    rows.append([size, 'fixed values, (I - eps L)^5 Z, 32 features',
                  f"powers in two buffers ({kept['power']:.1f} MB kept)",
                  f"{ms['power']:.1f}",
                  f"one product at a time ({kept['single']:.1f} MB kept)",
                  f"{ms['single']:.1f}", f"{ms['single'] / ms['power']:.2f}",
                  'powers'])
 
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser.add_argument('--points', type=int, nargs='+', default=[400, 20_000],
+                        help='points of the Delaunay complexes (400: ~1e3 edges, the '
+                        'size of the trajectory data; 2e4: ~6e4 edges)')
+    parser.add_argument('--repeats', type=int, default=7)
+    parser.add_argument('--results', default=str(_common.REPO / 'docs' / 'results.md'))
+    parser.add_argument('--no-results', action='store_true')
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    start = time.perf_counter()
+    rows = [row for points in args.points for row in measure(points, args.repeats)]
     table = _common.markdown_table(
-        ['case', 'way A', 'ms', 'way B', 'ms', 'B / A', 'the layer uses'], rows)
-    text = (f"`python benchmarks/propagation.py --points {args.points} --repeats "
+        ['complex', 'case', 'way A', 'ms', 'way B', 'ms', 'B / A', 'the layer uses'],
+        rows)
+    points = ' '.join(str(p) for p in args.points)
+    text = (f"`python benchmarks/propagation.py --points {points} --repeats "
             f"{args.repeats}` ({_common.machine('cpu')}, "
-            f"{time.perf_counter() - start:.0f} s wall): {n:,} edges, {nnz:,} entries "
-            f"of the upper neighbourhood; median forward + backward of each way, "
-            f"alternated step by step.\n\n{table}\n")
+            f"{time.perf_counter() - start:.0f} s wall): Delaunay complexes (entries "
+            f"of the upper neighbourhood of the edges); median forward + backward of "
+            f"each way, alternated step by step.\n\n{table}\n")
     print(text)
     if not args.no_results:
         _common.write_results(args.results, 'Propagation paths', 'propagation.py', text)
