@@ -642,11 +642,15 @@ def _check_attributes(kwargs: Dict[str, Any], sizes: List[int],
 
 def _index(matrix: Union[sp.csr_array, sp.csc_array]) -> Tensor:
     # The [2, nnz] index of a compressed matrix with sorted indices: row 0 holds the
-    # minor index (column of a CSR, row of a CSC), row 1 the major one.
+    # minor index (column of a CSR, row of a CSC), row 1 the major one, written in
+    # place (a +1 where each major row starts, summed up) with no nnz-sized temporary.
     index = np.empty((2, matrix.nnz), dtype=np.int64)
     index[0] = matrix.indices
-    index[1] = np.repeat(np.arange(len(matrix.indptr) - 1, dtype=matrix.indices.dtype),
-                         np.diff(matrix.indptr))
+    major = index[1]
+    major[:] = 0
+    starts = matrix.indptr[1:-1]
+    np.add.at(major, starts[starts < matrix.nnz], 1)
+    np.cumsum(major, out=major)
     return torch.from_numpy(index)
 
 
