@@ -39,9 +39,10 @@ class LiftToCliqueComplex(_Lifting):
 
     The complex is padded to :obj:`max_order` (with empty orders) when the graph has no
     cliques that large, so lifted graphs can always be batched together. The edges and
-    triangles are found with vectorised NumPy (:func:`~torch_geometric_san.data.algebra.
-    clique_triangles`); larger cliques by GUDHI's clique expansion
-    (:meth:`gudhi.SimplexTree.insert_batch` and :meth:`~gudhi.SimplexTree.expansion`).
+    triangles are found with vectorised NumPy
+    (:func:`~torch_geometric_san.data.algebra.clique_triangles`), larger cliques by
+    GUDHI's clique expansion (:meth:`gudhi.SimplexTree.insert_batch` and
+    :meth:`~gudhi.SimplexTree.expansion`), in the same lexicographic order.
 
     Feature counts: :attr:`~torch_geometric_san.data.SimplicialComplexData.num_features`
     of the result (and so :attr:`torch_geometric.data.Dataset.num_features` of a dataset
