@@ -286,7 +286,7 @@ def boundary_matrix(simplices: np.ndarray, face_table: np.ndarray) -> sp.csc_arr
             under faces).
     """
     n, width = simplices.shape
-    face_rows = faces(simplices)[0]
+    face_rows, sign = faces(simplices)
     if width == 2:
         rows, found = face_rows[:, 0], face_rows[:, 0] < len(face_table)
     else:
@@ -307,13 +307,13 @@ def boundary_matrix(simplices: np.ndarray, face_table: np.ndarray) -> sp.csc_arr
     # (measured at 1e6 edges).
     index_dtype = np.int32 if max(len(face_table), n * width) < 2**31 else np.int64
     rows = rows.reshape(width, n).T
-    signs = np.where(np.arange(width) % 2 == 0, 1.0, -1.0).astype(np.float32)
+    sign = sign.astype(np.float32).reshape(width, n).T
     if n == 0 or (np.diff(rows, axis=1) < 0).all():
-        order = np.arange(width)[::-1]
-        indices, data = rows[:, order], np.broadcast_to(signs[order], rows.shape)
+        indices, data = rows[:, ::-1], sign[:, ::-1]
     else:
         order = np.argsort(rows, axis=1, kind='stable')
-        indices, data = np.take_along_axis(rows, order, axis=1), signs[order]
+        indices = np.take_along_axis(rows, order, axis=1)
+        data = np.take_along_axis(sign, order, axis=1)
     indptr = np.arange(0, n * width + 1, width, dtype=index_dtype)
     return sp.csc_array((data.reshape(-1), indices.astype(index_dtype).reshape(-1),
                          indptr), shape=(len(face_table), n))
