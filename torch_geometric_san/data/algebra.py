@@ -315,7 +315,8 @@ def boundary_matrix(simplices: np.ndarray, face_table: np.ndarray) -> sp.csc_arr
         indices = np.take_along_axis(rows, order, axis=1)
         data = np.take_along_axis(sign, order, axis=1)
     indptr = np.arange(0, n * width + 1, width, dtype=index_dtype)
-    return sp.csc_array((data.reshape(-1), indices.astype(index_dtype).reshape(-1),
+    return sp.csc_array((np.ascontiguousarray(data).reshape(-1),
+                         indices.astype(index_dtype).reshape(-1),
                          indptr), shape=(len(face_table), n))
 
 
