@@ -13,6 +13,10 @@ clique 2-complexes and times
   where ``toponetx`` is installed (``pip install --no-deps toponetx`` plus what it
   imports: networkx, pandas, trimesh), in the same run on the same graphs.
 
+With ``--baseline DIR`` the same lift is also timed with the package of another checkout
+(e.g. ``git archive <commit> | tar -x -C DIR``), in the same run, size by size, so that
+the two are compared under the same load; the table gets its columns and the ratio.
+
 Building the input (the ``Data`` object or the ``networkx.Graph``) is not timed.
 Each measurement runs in a fresh subprocess; time is the median of the repeats,
 memory the peak resident set size of that process (``ru_maxrss``, which sees NumPy,
@@ -26,6 +30,7 @@ Examples::
     python benchmarks/lifting.py --quick
     python benchmarks/lifting.py               # full run, writes docs/results.md
     python benchmarks/lifting.py --device cuda --sizes 100000 1000000
+    python benchmarks/lifting.py --baseline /tmp/base   # against another checkout
 """
 import argparse
 import datetime
@@ -128,11 +133,11 @@ def worker(method: str, num_edges: int, repeats: int, device: str) -> Dict:
 
 
 def run_worker(method: str, num_edges: int, repeats: int, device: str,
-               timeout: float) -> Dict:
+               timeout: float, package: Path = REPO) -> Dict:
     command = [sys.executable, os.path.abspath(__file__), '--worker', method,
                '--sizes', str(num_edges), '--repeats', str(repeats),
                '--device', device]
-    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep +
+    env = dict(os.environ, PYTHONPATH=str(package) + os.pathsep +
                os.environ.get('PYTHONPATH', ''))
     try:
         result = subprocess.run(command, capture_output=True, text=True,
@@ -164,6 +169,10 @@ def table(rows: List[Dict], device: str) -> str:
               'TopoNetX: peak RSS / growth (GB)', 'TopoNetX / ours (time)']
     if device != 'cpu':
         header.insert(5, f'ours: .to({device}) (s)')
+    baseline = any('baseline' in row for row in rows)
+    if baseline:
+        header += ['baseline: time / CPU (s)', 'baseline: peak RSS (GB)',
+                   'ours / baseline (time / CPU)']
     lines = []
     for row in rows:
         ours, theirs = row['torch_geometric_san'], row['toponetx']
@@ -186,12 +195,25 @@ def table(rows: List[Dict], device: str) -> str:
             cells.append(f'{theirs["time"] / ours["time"]:.1f}x')
         else:
             cells.append('-')
+        if baseline:
+            cells += _baseline_cells(ours, row['baseline'], counts)
         lines.append(cells)
     return _report.markdown_table(header, lines)
 
 
+def _baseline_cells(ours: Dict, base: Dict, counts: List) -> List[str]:
+    if 'time' not in base:
+        return [base.get('note', '-'), '-', '-']
+    if base['counts'] != counts:
+        raise RuntimeError(f"the baseline and ours disagree: {base['counts']} vs "
+                           f"{counts}")
+    ratio = (f'{ours["time"] / base["time"]:.2f} / {ours["cpu"] / base["cpu"]:.2f}'
+             if 'time' in ours else '-')
+    return [f'{base["time"]:.3g} / {base["cpu"]:.3g}', gb(base['peak']), ratio]
+
+
 def verdicts(rows: List[Dict]) -> str:
-    targets = {10**5: (1.5, None), 10**6: (20.0, 4.0)}
+    targets = {10**5: (1.5, None), 10**6: (10.0, 4.0)}
     out = []
     for row in rows:
         if row['edges'] not in targets or 'time' not in row['torch_geometric_san']:
@@ -220,6 +242,8 @@ def main() -> None:
                         help='seconds allowed per TopoNetX run (default 300, quick 20)')
     parser.add_argument('--results', default=str(REPO / 'docs' / 'results.md'),
                         help='markdown file a full run writes its table to')
+    parser.add_argument('--baseline', type=Path,
+                        help='a checkout whose package is timed too, size by size')
     parser.add_argument('--worker', choices=METHODS, help=argparse.SUPPRESS)
     args = parser.parse_args()
 
@@ -243,6 +267,10 @@ def main() -> None:
         row = {'edges': num_edges}
         row['torch_geometric_san'] = run_worker('torch_geometric_san', num_edges,
                                                 repeats, args.device, timeout=3600)
+        if args.baseline:
+            row['baseline'] = run_worker('torch_geometric_san', num_edges, repeats,
+                                         args.device, timeout=3600,
+                                         package=args.baseline.resolve())
         predicted = last[1] * num_edges / last[0] if last else 0.0
         if skip['toponetx']:
             row['toponetx'] = dict(note='not installed')
@@ -269,6 +297,9 @@ def main() -> None:
     if not args.quick:
         command = 'python benchmarks/lifting.py ' + ' '.join(sys.argv[1:])
         versions = _versions()
+        baseline = (f' "baseline" is the same lift with the package in '
+                    f'`{args.baseline}`, timed right after ours at each size.'
+                    if args.baseline else '')
         block = (
             f'Command: `{command.strip()}` ({datetime.date.today().isoformat()}).\n'
             f'Machine: {_report.cpu_name()}; {versions}.\n\n'
@@ -282,7 +313,7 @@ def main() -> None:
             f'growth over the resident set before the lift, in GB (10^9 bytes). CPU is the process\'s user + '
             f'system time; the 1-minute load average was {load[0]:.1f} at the start and '
             f'{load[1]:.1f} at the end (other jobs share the cores; wall times grow with '
-            f'it).\n\n{text}\n\n{summary}\n')
+            f'it).{baseline}\n\n{text}\n\n{summary}\n')
         _report.write_results(args.results, 'Lifting', 'lifting.py', block)
         print(f'\nwrote {args.results}')
 

@@ -25,3 +25,18 @@ def test_lifting_benchmark_writes_its_table(tmp_path):
         target = float(cells[0])
         assert abs(int(cells[1]) - target) < 0.2 * target
         assert int(cells[2]) > 0
+
+
+def test_lifting_benchmark_against_a_baseline_checkout(tmp_path):
+    results = tmp_path / 'results.md'
+    command = [sys.executable, str(REPO / 'benchmarks' / 'lifting.py'), '--sizes',
+               '300', '--repeats', '1', '--budget', '1', '--baseline', str(REPO),
+               '--results', str(results)]
+    run = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    text = results.read_text()
+    assert f'"baseline" is the same lift with the package in `{REPO}`' in text
+    header = next(line for line in text.splitlines() if line.startswith('| target'))
+    assert header.rstrip(' |').endswith('ours / baseline (time / CPU)')
+    row = next(line for line in text.splitlines() if line.startswith('| 3e2 |'))
+    assert len(row.strip('|').split('|')) == len(header.strip('|').split('|'))

@@ -200,3 +200,23 @@ def test_zero_laplacian_gives_zero_normalised_laplacian():
         assert index.shape == (2, 0) and weight.shape == (0, )
     index, weight = data.up_laplacian(0)
     assert index.shape == (2, 0)
+
+
+@pytest.mark.parametrize('chunk', [1, 7, 1 << 22])  # many chunks, a few, one
+@pytest.mark.parametrize('seed', range(3))
+def test_clique_triangles_are_gudhis_in_its_order(seed, chunk):
+    rng = np.random.default_rng(seed)
+    n = 25
+    pairs = np.array(list(itertools.combinations(range(n), 2)))
+    edges = pairs[rng.random(len(pairs)) < 0.3]  # lexicographic, as required
+    tree = gudhi.SimplexTree()
+    tree.insert_batch(edges.T.copy(), np.zeros(len(edges)))
+    tree.expansion(2)
+    expected = algebra.simplex_tree_to_arrays(tree, 2)[2]
+    assert np.array_equal(algebra.clique_triangles(edges, n, chunk=chunk), expected)
+
+
+def test_clique_triangles_without_triangles():
+    assert algebra.clique_triangles(np.empty((0, 2), np.int64), 3).shape == (0, 3)
+    path = np.array([[0, 1], [1, 2], [2, 3]])
+    assert algebra.clique_triangles(path, 4).shape == (0, 3)

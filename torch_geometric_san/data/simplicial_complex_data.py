@@ -12,7 +12,7 @@ from torch_geometric.data import Batch, Data
 from torch_geometric.data.data import DataEdgeAttr, DataTensorAttr
 from torch_geometric.data.storage import GlobalStorage
 
-from torch_geometric_san.data import algebra
+from torch_geometric_san.data import _interop, algebra
 from torch_geometric_san.sparse import SimplicialOperators, SparseOperator
 from torch_geometric_san.utils.validation import (check_bool, check_float_dtype,
                                                   check_int, check_num_nodes)
@@ -258,6 +258,94 @@ class SimplicialComplexData(Data):
             algebra.check_distinct(simplices[k], k, num_nodes)
         attrs = _check_attributes(kwargs, [len(rows) for rows in simplices], dtype)
         return cls._build(simplices, boundaries, dtype, attrs)
+
+    # Interoperability ----------------------------------------------------------------
+
+    @classmethod
+    def from_toponetx(
+        cls,
+        complex: Any,
+        signal: Optional[str] = 'x',
+        order: Optional[int] = None,
+        dtype: torch.dtype = torch.float32,
+    ) -> 'SimplicialComplexData':
+        r"""Builds a complex from a TopoNetX :class:`toponetx.SimplicialComplex`
+        (TopoNetX is an optional dependency: ``pip install ".[toponetx]"`` in a clone
+        of the repository).
+
+        The node labels, sorted, become the vertex ids ``0..N_0 - 1`` (integer
+        labels ``0..N_0 - 1`` stay as they are). TopoNetX orients a
+        simplex by its sorted labels (its signed incidence matrices use the signs
+        :math:`(-1)^i`), which is this package's reference orientation too, so the
+        boundary matrices agree with TopoNetX's
+        ``incidence_matrix(k, signed=True)`` and signals keep their meaning. The
+        k-simplices keep TopoNetX's order (``complex.skeleton(k)``, the order of the
+        rows and columns of its matrices).
+
+        Args:
+            complex (toponetx.SimplicialComplex): The complex (not modified).
+            signal (str, optional): The simplex attribute read as the signals
+                ``x_k``: on every k-simplex of an order or on none (a scalar per
+                simplex gives one channel); :obj:`None` reads none.
+                (default: :obj:`"x"`)
+            order (int, optional): Keep the skeleton up to this order, padding empty
+                orders above the complex's dimension. (default: its dimension)
+            dtype (torch.dtype, optional): Floating type of the operator weights.
+                (default: :obj:`torch.float32`)
+
+        Raises:
+            ImportError: If TopoNetX is not installed.
+            TypeError: If :obj:`complex` is not a TopoNetX simplicial complex.
+            ValueError: If :obj:`signal` is set on only some simplices of an order.
+        """
+        return _interop._from_toponetx(cls, complex, signal, order, dtype)
+
+    def to_toponetx(self, signal: Optional[str] = 'x', oriented: bool = True) -> Any:
+        r"""The complex as a TopoNetX :class:`toponetx.SimplicialComplex` (TopoNetX is
+        an optional dependency: ``pip install ".[toponetx]"`` in a clone of the
+        repository), with vertex labels ``0..N_0 - 1``.
+
+        What TopoNetX holds is kept: the simplices, and the signals ``x_k`` as the
+        simplex attribute :obj:`signal` (one NumPy row per simplex). TopoNetX orients
+        every simplex by its ascending vertex ids; a complex built by
+        :meth:`from_incidence` may orient some simplices the other way, and with
+        :obj:`oriented` their signal rows are negated so that they mean the same in
+        TopoNetX's orientation. Other attributes (``y``, ``pos``, the operators,
+        which TopoNetX recomputes) and the order of the simplices (TopoNetX keeps its
+        own) are not carried; :meth:`from_toponetx` of the result gives back this
+        complex for a complex in lexicographic order with reference orientations,
+        such as the liftings build.
+
+        Args:
+            signal (str, optional): The attribute name of the signals; :obj:`None`
+                carries none. (default: :obj:`"x"`)
+            oriented (bool, optional): The signals are oriented (flows, ...), so they
+                change sign with the orientation; :obj:`False` for unoriented features,
+                copied as they are. (default: :obj:`True`)
+
+        Returns:
+            toponetx.SimplicialComplex: A new complex.
+
+        Raises:
+            ImportError: If TopoNetX is not installed.
+        """
+        return _interop._to_toponetx(self, signal, oriented)
+
+    def to_networkx(self, signal: Optional[str] = 'x') -> Any:
+        r"""The 1-skeleton as a :class:`networkx.Graph`: nodes ``0..N_0 - 1`` and the
+        edges ``simplices_1``, with ``x_0`` and ``x_1`` rows (NumPy) as the node and
+        edge attribute :obj:`signal` where they are given (:obj:`None`: no
+        attributes). For the graph a complex was lifted from, use
+        :func:`torch_geometric.utils.to_networkx` on its kept ``edge_index``.
+
+        Args:
+            signal (str, optional): The attribute name of the signals.
+                (default: :obj:`"x"`)
+
+        Returns:
+            networkx.Graph: A new undirected graph.
+        """
+        return _interop._to_networkx(self, signal)
 
     @classmethod
     def _from_groups(cls, groups: Dict[int, np.ndarray], close: bool,
@@ -649,11 +737,15 @@ def _check_attributes(kwargs: Dict[str, Any], sizes: List[int],
 
 def _index(matrix: Union[sp.csr_array, sp.csc_array]) -> Tensor:
     # The [2, nnz] index of a compressed matrix with sorted indices: row 0 holds the
-    # minor index (column of a CSR, row of a CSC), row 1 the major one.
+    # minor index (column of a CSR, row of a CSC), row 1 the major one, written in
+    # place (a +1 where each major row starts, summed up) with no nnz-sized temporary.
     index = np.empty((2, matrix.nnz), dtype=np.int64)
     index[0] = matrix.indices
-    index[1] = np.repeat(np.arange(len(matrix.indptr) - 1, dtype=matrix.indices.dtype),
-                         np.diff(matrix.indptr))
+    major = index[1]
+    major[:] = 0
+    starts = matrix.indptr[1:-1]
+    np.add.at(major, starts[starts < matrix.nnz], 1)
+    np.cumsum(major, out=major)
     return torch.from_numpy(index)
 
 

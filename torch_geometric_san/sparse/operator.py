@@ -4,7 +4,7 @@ from typing import Any, Callable, Dict, Optional, Tuple, Union
 import numpy as np
 import scipy.sparse as sp
 import torch
-from scipy.sparse.linalg import eigsh
+from scipy.sparse.linalg import LinearOperator, eigsh
 from threadpoolctl import ThreadpoolController
 from torch import Tensor
 
@@ -399,9 +399,10 @@ def largest_eigenvalue(matrix: sp.sparray, dtype: torch.dtype = torch.float32) -
     r"""The largest eigenvalue of a symmetric positive semi-definite sparse matrix.
 
     Dense and exact up to :data:`DENSE_EIGEN_LIMIT` rows, Lanczos
-    (:func:`scipy.sparse.linalg.eigsh`, fixed start vector, one BLAS thread) above,
-    to relative tolerance :data:`EIGEN_TOL` for single precision and to machine
-    precision for :obj:`torch.float64`.
+    (:func:`scipy.sparse.linalg.eigsh`, fixed start vector, one BLAS thread) above:
+    for single precision to relative tolerance :data:`EIGEN_TOL` with products in
+    the matrix's precision, for :obj:`torch.float64` to machine precision with
+    products in double precision.
 
     Args:
         matrix (scipy.sparse.sparray): A symmetric positive semi-definite matrix.
@@ -416,11 +417,21 @@ def largest_eigenvalue(matrix: sp.sparray, dtype: torch.dtype = torch.float32) -
     if n <= DENSE_EIGEN_LIMIT:
         return float(np.linalg.eigvalsh(matrix.toarray().astype(np.float64))[-1])
     v0 = np.random.default_rng(0).uniform(0.5, 1.5, n)
-    tol = 0.0 if dtype == torch.float64 else EIGEN_TOL
+    if dtype == torch.float64:  # products and tolerance in double precision
+        operator, tol, ncv = matrix.astype(np.float64), 0.0, None
+    else:
+        # float64 Lanczos vectors, products in the matrix's own (single) precision:
+        # no float64 copy of the matrix and half the memory traffic per product,
+        # which perturbs the eigenvalue by about the float32 rounding (1e-7
+        # relative). ncv=8 (instead of 20) Lanczos vectors: 2.7 instead of 3.8 s
+        # for L_1^(u) at 1e6 edges (49 and 51 products).
+        operator = LinearOperator(matrix.shape, dtype=np.float64, matvec=lambda v:
+                                  matrix @ v.astype(matrix.dtype, copy=False))
+        tol, ncv = EIGEN_TOL, 8
     # ARPACK's vector operations are too small to gain from BLAS threads, and on a busy
     # machine waiting for them made the solve 3-5 times slower (measured at 1e5 edges).
     with _THREADPOOLS.limit(limits=1, user_api='blas'):
-        return float(eigsh(matrix.astype(np.float64), k=1, which='LA', tol=tol, v0=v0,
+        return float(eigsh(operator, k=1, which='LA', tol=tol, v0=v0, ncv=ncv,
                            return_eigenvectors=False)[0])
 
 

@@ -2,13 +2,14 @@ r"""What the liftings of graphs and point clouds share: their feature options, t
 copying of the other attributes and the construction of the complex."""
 from typing import Any, Dict, List, Sequence
 
+import gudhi
 import numpy as np
 import torch
 from torch import Tensor
 from torch_geometric.data import Data
 from torch_geometric.transforms import BaseTransform
 
-from torch_geometric_san.data import SimplicialComplexData
+from torch_geometric_san.data import SimplicialComplexData, algebra
 
 #: The ways node features are lifted to the simplices above them.
 REDUCES = ('mean', 'sum')
@@ -99,3 +100,55 @@ def _lift_node_features(x: Tensor, simplices: Tensor, reduce: str,
     for i in range(1, index.size(1)):
         out += x[index[:, i]]
     return out / index.size(1) if reduce == 'mean' else out
+
+
+class _PointCloudLifting(_Lifting):
+    r"""A lifting of the points ``pos`` of a :class:`~torch_geometric.data.Data` to a
+    complex that GUDHI builds (:meth:`_simplex_tree`), with vertex ``i`` the point
+    ``pos[i]``."""
+
+    def forward(self, data: Data) -> SimplicialComplexData:
+        r"""Lifts :obj:`data` (also run by calling the transform).
+
+        Args:
+            data (torch_geometric.data.Data): A point cloud with :obj:`pos`
+                :obj:`[N, D]`, optional :obj:`x` :obj:`[N, F]` and other attributes;
+                not modified.
+
+        Returns:
+            SimplicialComplexData: Its complex of order :obj:`max_order`, with
+            ``num_nodes = N``.
+        """
+        self._check_data(data)
+        points = _check_pos(data.pos)
+        tree = self._simplex_tree(points)  # kept alive while GUDHI iterates over it
+        simplices = algebra.simplex_tree_to_arrays(tree, self.max_order)[1:]
+        del tree
+        return self._complex(data, simplices, len(points), consumed=())
+
+    def _simplex_tree(self, points: np.ndarray) -> gudhi.SimplexTree:
+        raise NotImplementedError
+
+
+def _check_pos(pos: Any) -> np.ndarray:
+    # pos [N, D] as a float64 array, checked.
+    if pos is None:
+        raise ValueError("the point cloud has no 'pos' (point coordinates [N, D])")
+    if not isinstance(pos, Tensor) or not pos.is_floating_point():
+        raise TypeError(f"pos must be a floating tensor [N, D], got "
+                        f"{getattr(pos, 'dtype', type(pos).__name__)}")
+    if pos.dim() != 2 or pos.size(1) == 0:
+        raise ValueError(f"pos must have shape [N, D], got {list(pos.shape)}")
+    if not torch.isfinite(pos).all():
+        raise ValueError("pos has NaN or infinite coordinates")
+    return pos.detach().cpu().to(torch.float64).numpy()
+
+
+def _check_threshold(value: Any, name: str) -> float:
+    # A non-negative number (inf allowed), as a float.
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating,
+                                                         np.integer)):
+        raise TypeError(f"{name} must be a number, not {type(value).__name__}")
+    if not value >= 0:
+        raise ValueError(f"{name} must be non-negative, got {value}")
+    return float(value)

@@ -1,0 +1,137 @@
+"""SimplicialComplexData.from_toponetx / to_toponetx / to_networkx."""
+import itertools
+
+import numpy as np
+import pytest
+import torch
+from torch_geometric.data import Data
+
+from torch_geometric_san.data import SimplicialComplexData
+from torch_geometric_san.transforms import LiftToCliqueComplex
+
+try:
+    import toponetx as tnx
+except ImportError:
+    tnx = None
+needs_toponetx = pytest.mark.skipif(
+    tnx is None, reason='TopoNetX is an optional extra: pip install ".[toponetx]"')
+
+
+def lifted(seed: int = 0, num_nodes: int = 12) -> SimplicialComplexData:
+    rng = np.random.default_rng(seed)
+    pairs = np.array(list(itertools.combinations(range(num_nodes), 2)))
+    pairs = pairs[rng.random(len(pairs)) < 0.45]
+    graph = Data(edge_index=torch.from_numpy(pairs.T.copy()), num_nodes=num_nodes)
+    data = LiftToCliqueComplex(max_order=3)(graph)
+    for k in range(4):
+        data[f'x_{k}'] = torch.randn(data.num_simplices(k), 2)
+    return data
+
+
+def assert_same_complex(a: SimplicialComplexData, b: SimplicialComplexData) -> None:
+    assert a.num_nodes == b.num_nodes and a.order == b.order
+    for k in range(a.order + 1):
+        for name in ('simplices', 'boundary_index', 'boundary_weight', 'x'):
+            key = f'{name}_{k}'
+            if key in a or key in b:
+                torch.testing.assert_close(a[key], b[key], rtol=0, atol=0,
+                                           check_dtype=False)
+
+
+@needs_toponetx
+@pytest.mark.parametrize('seed', range(3))
+def test_round_trip(seed):
+    data = lifted(seed)
+    complex = data.to_toponetx()
+    assert complex.shape == tuple(data.num_simplices(k) for k in range(4))
+    assert_same_complex(SimplicialComplexData.from_toponetx(complex), data)
+
+
+@needs_toponetx
+def test_boundaries_agree_with_toponetx():
+    data = lifted(4, num_nodes=14)
+    complex = data.to_toponetx()
+    assert complex.dim == 3
+    for k in (1, 2, 3):
+        rows, cols, B = complex.incidence_matrix(k, signed=True, index=True)
+        # Rows and columns of TopoNetX's matrix in our order of the simplices.
+        ours = [rows[tuple(s)] for s in (data[f'simplices_{k - 1}'].tolist() if k > 1
+                                         else [[v] for v in range(data.num_nodes)])]
+        theirs = [cols[tuple(s)] for s in data[f'simplices_{k}'].tolist()]
+        index, weight = data.boundary(k)
+        dense = torch.zeros(data.num_simplices(k - 1), data.num_simplices(k))
+        dense[index[0], index[1]] = weight
+        np.testing.assert_array_equal(B.toarray()[np.ix_(ours, theirs)], dense.numpy())
+
+
+@needs_toponetx
+def test_from_toponetx_with_labels_and_scalar_signals():
+    complex = tnx.SimplicialComplex([('c', 'a', 'b'), ('b', 'd')])
+    complex.set_simplex_attributes({('a', 'b', 'c'): 2.5}, name='flow')
+    complex.set_simplex_attributes({s.elements: 1.0 for s in complex.skeleton(1)},
+                                   name='flow')
+    data = SimplicialComplexData.from_toponetx(complex, signal='flow', order=3)
+    assert data.num_nodes == 4 and data.order == 3  # labels a, b, c, d are 0, 1, 2, 3
+    assert sorted(data.simplices_1.tolist()) == [[0, 1], [0, 2], [1, 2], [1, 3]]
+    assert data.simplices_2.tolist() == [[0, 1, 2]] and data.num_simplices(3) == 0
+    assert data.x_2.tolist() == [[2.5]] and data.x_1.shape == (4, 1)
+    assert 'x_0' not in data
+    no_signal = SimplicialComplexData.from_toponetx(complex, signal=None)
+    assert 'x_1' not in no_signal and no_signal.order == 2
+
+
+@needs_toponetx
+def test_flipped_orientations_flip_the_exported_signal():
+    # One triangle whose edge [0, 2] is stored as 2 -> 0 (column [+1, 0, -1]).
+    B1 = np.array([[-1, 1, 0], [1, 0, -1], [0, -1, 1]])
+    B2 = np.array([[1], [1], [1]])
+    data = SimplicialComplexData.from_incidence(
+        [B1, B2], x_1=torch.tensor([[1.], [2.], [3.]]), x_2=torch.tensor([[5.]]))
+    assert data.simplices_1.tolist() == [[0, 1], [0, 2], [1, 2]]
+    exported = data.to_toponetx().get_simplex_attributes('x', 1)
+    assert {key: value.tolist() for key, value in exported.items()} == {
+        (0, 1): [1.], (0, 2): [-2.], (1, 2): [3.]}
+    assert data.to_toponetx().get_simplex_attributes('x', 2)[(0, 1, 2)].tolist() == [5.]
+    unoriented = data.to_toponetx(oriented=False).get_simplex_attributes('x', 1)
+    assert unoriented[(0, 2)].tolist() == [2.]
+    # Back in TopoNetX's (the reference) orientation: the same flow, B_1 re-oriented.
+    back = SimplicialComplexData.from_toponetx(data.to_toponetx())
+    assert back.x_1[:, 0].tolist() == [1., -2., 3.]
+
+
+@needs_toponetx
+def test_round_trip_of_an_empty_and_a_vertex_only_complex():
+    for num_nodes in (0, 3):
+        data = SimplicialComplexData.from_simplices([], num_nodes=num_nodes, order=1)
+        back = SimplicialComplexData.from_toponetx(data.to_toponetx(), order=1)
+        assert back.num_nodes == num_nodes and back.num_simplices(1) == 0
+
+
+@needs_toponetx
+def test_bad_toponetx_input():
+    with pytest.raises(TypeError, match="toponetx.SimplicialComplex"):
+        SimplicialComplexData.from_toponetx([[0, 1]])
+    complex = tnx.SimplicialComplex([(0, 1), (1, 2)])
+    complex.set_simplex_attributes({(0, 1): 1.0}, name='x')
+    with pytest.raises(ValueError, match="on some 1-simplices but not on"):
+        SimplicialComplexData.from_toponetx(complex)
+
+
+def test_to_networkx_of_the_one_skeleton():
+    data = lifted(5)
+    graph = data.to_networkx()
+    assert sorted(graph.nodes()) == list(range(data.num_nodes))
+    assert sorted(graph.edges()) == [tuple(e) for e in data.simplices_1.tolist()]
+    np.testing.assert_array_equal(graph.nodes[3]['x'], data.x_0[3].numpy())
+    u, v = data.simplices_1[2].tolist()
+    np.testing.assert_array_equal(graph.edges[u, v]['x'], data.x_1[2].numpy())
+    assert graph.nodes[0] == {} or 'x' not in data.to_networkx(signal=None).nodes[0]
+
+
+def test_a_missing_toponetx_says_how_to_install_it(monkeypatch):
+    import sys
+    monkeypatch.setitem(sys.modules, 'toponetx', None)  # import toponetx fails
+    with pytest.raises(ImportError, match=r'pip install "\.\[toponetx\]"'):
+        lifted().to_toponetx()
+    with pytest.raises(ImportError, match="optional dependency"):
+        SimplicialComplexData.from_toponetx(object())

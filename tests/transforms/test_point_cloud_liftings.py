@@ -1,0 +1,166 @@
+"""LiftToRipsComplex and LiftToAlphaComplex: hand-checked clouds, invariances, options
+and errors."""
+import itertools
+import math
+
+import numpy as np
+import pytest
+import torch
+from torch_geometric.data import Data
+from torch_geometric.loader import DataLoader
+
+from torch_geometric_san.data import SimplicialComplexData
+from torch_geometric_san.transforms import LiftToAlphaComplex, LiftToRipsComplex
+
+SQUARE = torch.tensor([[0., 0.], [1., 0.], [0., 1.], [1., 1.]])
+TRIANGLE = torch.tensor([[0., 0.], [1., 0.], [0.5, math.sqrt(3) / 2]])
+
+
+def simplices(data: SimplicialComplexData):
+    return [data[f'simplices_{k}'].tolist() for k in range(1, data.order + 1)]
+
+
+def random_cloud(seed: int, n: int = 30, dim: int = 2) -> torch.Tensor:
+    return torch.from_numpy(np.random.default_rng(seed).random((n, dim)))
+
+
+def test_rips_of_the_unit_square():
+    sides = LiftToRipsComplex(max_edge_length=1.1)(Data(pos=SQUARE))
+    assert simplices(sides) == [[[0, 1], [0, 2], [1, 3], [2, 3]], []]
+    full = LiftToRipsComplex(max_edge_length=1.5, max_order=3)(Data(pos=SQUARE))
+    assert simplices(full) == [
+        [list(e) for e in itertools.combinations(range(4), 2)],
+        [list(t) for t in itertools.combinations(range(4), 3)], [[0, 1, 2, 3]]]
+    alone = LiftToRipsComplex(max_edge_length=0.5)(Data(pos=SQUARE))
+    assert alone.num_nodes == 4 and simplices(alone) == [[], []]
+
+
+def test_rips_matches_the_distances():
+    pos = random_cloud(0)
+    data = LiftToRipsComplex(max_edge_length=0.3, max_order=3)(Data(pos=pos))
+    close = torch.cdist(pos, pos) <= 0.3
+    for k in (1, 2, 3):
+        expected = [list(s) for s in itertools.combinations(range(len(pos)), k + 1)
+                    if all(close[i, j] for i, j in itertools.combinations(s, 2))]
+        assert data[f'simplices_{k}'].tolist() == expected
+
+
+def test_alpha_of_an_equilateral_triangle():
+    # Edges: empty balls of squared radius 1/4; the triangle: its circumradius^2 1/3.
+    assert simplices(LiftToAlphaComplex()(Data(pos=TRIANGLE))) == [
+        [[0, 1], [0, 2], [1, 2]], [[0, 1, 2]]]
+    edges = LiftToAlphaComplex(max_alpha_square=0.3)(Data(pos=TRIANGLE))
+    assert simplices(edges) == [[[0, 1], [0, 2], [1, 2]], []]
+    points = LiftToAlphaComplex(max_alpha_square=0.2)(Data(pos=TRIANGLE))
+    assert points.num_nodes == 3 and simplices(points) == [[], []]
+
+
+def test_alpha_is_the_delaunay_triangulation_up_to_the_dimension():
+    import scipy.spatial
+    pos = random_cloud(1, n=25)
+    data = LiftToAlphaComplex(max_order=4)(Data(pos=pos))
+    triangles = np.sort(scipy.spatial.Delaunay(pos.numpy()).simplices, axis=1)
+    assert sorted(data.simplices_2.tolist()) == sorted(triangles.tolist())
+    assert data.num_simplices(3) == data.num_simplices(4) == 0  # padded above D = 2
+    # The 3-D alpha complex has tetrahedra; order 2 keeps its 2-skeleton.
+    cloud = Data(pos=random_cloud(2, n=20, dim=3))
+    assert LiftToAlphaComplex(max_order=3)(cloud).num_simplices(3) > 0
+    assert LiftToAlphaComplex(max_order=2)(cloud).order == 2
+
+
+LIFTS = {'rips': lambda: LiftToRipsComplex(max_edge_length=0.35, max_order=3),
+         'alpha': lambda: LiftToAlphaComplex(max_order=2, max_alpha_square=0.01)}
+
+
+@pytest.mark.parametrize('name', LIFTS)
+def test_invariant_to_rotation_and_translation(name):
+    pos = random_cloud(3)
+    angle = 0.7
+    rotation = torch.tensor([[math.cos(angle), -math.sin(angle)],
+                             [math.sin(angle), math.cos(angle)]], dtype=pos.dtype)
+    moved = pos @ rotation.T + torch.tensor([5., -2.], dtype=pos.dtype)
+    lift = LIFTS[name]()
+    before, after = lift(Data(pos=pos)), lift(Data(pos=moved))
+    assert simplices(before) == simplices(after)
+    assert before.num_simplices(1) > 0 and before.num_simplices(2) > 0
+    for key in ('hodge_weight_1', 'up_weight_1', 'down_weight_2'):
+        torch.testing.assert_close(before[key], after[key])
+
+
+@pytest.mark.parametrize('name', LIFTS)
+def test_relabelling_points_relabels_vertices(name):
+    pos = random_cloud(4)
+    perm = torch.from_numpy(np.random.default_rng(5).permutation(len(pos)))
+    lift = LIFTS[name]()
+    before, after = lift(Data(pos=pos)), lift(Data(pos=pos[perm]))
+    # Point perm[i] of the original cloud is vertex i of the relabelled one.
+    for k in range(1, before.order + 1):
+        mapped = perm[after[f'simplices_{k}']].sort(dim=1).values
+        assert sorted(mapped.tolist()) == sorted(before[f'simplices_{k}'].tolist())
+
+
+@pytest.mark.parametrize('name', LIFTS)
+@pytest.mark.parametrize('reduce', ['mean', 'sum'])
+def test_node_features_and_other_attributes(name, reduce):
+    pos = random_cloud(6)
+    graph = Data(pos=pos, x=torch.randn(len(pos), 3), y=torch.tensor([1]),
+                 edge_index=torch.tensor([[0, 1], [1, 2]]))
+    before = graph.clone()
+    lift = LIFTS[name]()
+    lift.lift_x, lift.reduce = True, reduce
+    data = lift(graph)
+    for key in ('pos', 'y', 'edge_index'):
+        assert torch.equal(data[key], graph[key])
+    assert torch.equal(data.x_0, graph.x) and 'x' not in data
+    for k in range(1, data.order + 1):
+        vertices = data[f'simplices_{k}']
+        expected = graph.x[vertices].sum(1) / (k + 1 if reduce == 'mean' else 1)
+        torch.testing.assert_close(data[f'x_{k}'], expected)
+        assert data.num_simplex_features(k) == 3
+    for key in before.keys():
+        assert torch.equal(graph[key], before[key])
+
+
+def test_lifted_clouds_batch():
+    clouds = [Data(pos=random_cloud(seed, n=10 + seed), x=torch.ones(10 + seed, 2))
+              for seed in range(3)]
+    lifted = [LiftToAlphaComplex(lift_x=True)(cloud) for cloud in clouds]
+    batch = next(iter(DataLoader(lifted, batch_size=3)))
+    assert batch.num_simplices(2) == sum(d.num_simplices(2) for d in lifted)
+    assert batch.x_2.shape == (batch.num_simplices(2), 2)
+
+
+def test_repr():
+    assert repr(LiftToRipsComplex(max_edge_length=0.5)) == (
+        "LiftToRipsComplex(max_edge_length=0.5, max_order=2, lift_x=False, "
+        "reduce='mean')")
+    assert repr(LiftToAlphaComplex(max_order=3, max_alpha_square=1)) == (
+        "LiftToAlphaComplex(max_order=3, max_alpha_square=1.0, lift_x=False, "
+        "reduce='mean')")
+
+
+@pytest.mark.parametrize('data, error, pattern', [
+    (Data(x=torch.ones(3, 1)), ValueError, "has no 'pos'"),
+    (Data(pos=torch.ones(3, 2, dtype=torch.long)), TypeError, "pos must be a floating"),
+    (Data(pos=torch.ones(3)), ValueError, r"pos must have shape \[N, D\]"),
+    (Data(pos=torch.tensor([[0., float('nan')]])), ValueError, "NaN or infinite"),
+    (Data(pos=SQUARE, x=torch.ones(3, 1)), ValueError, "x_0 has 3 rows"),
+    (torch.ones(3, 2), TypeError, "expects a torch_geometric.data.Data"),
+])
+@pytest.mark.parametrize('name', LIFTS)
+def test_bad_input(name, data, error, pattern):
+    with pytest.raises(error, match=pattern):
+        LIFTS[name]()(data)
+
+
+@pytest.mark.parametrize('make, error, pattern', [
+    (lambda: LiftToRipsComplex(max_edge_length=-1.), ValueError, "non-negative"),
+    (lambda: LiftToRipsComplex(max_edge_length='1'), TypeError, "must be a number"),
+    (lambda: LiftToAlphaComplex(max_alpha_square=float('nan')), ValueError,
+     "non-negative"),
+    (lambda: LiftToAlphaComplex(max_order=0), ValueError, "max_order must be"),
+    (lambda: LiftToRipsComplex(1., reduce='max'), ValueError, "reduce must be"),
+])
+def test_bad_options(make, error, pattern):
+    with pytest.raises(error, match=pattern):
+        make()

@@ -1,0 +1,65 @@
+r"""Lifting a point cloud to its Vietoris-Rips complex."""
+from typing import List
+
+import gudhi
+import numpy as np
+import torch
+
+from torch_geometric_san.transforms._lifting import _check_threshold, _PointCloudLifting
+
+
+class LiftToRipsComplex(_PointCloudLifting):
+    r"""Lifts a point cloud (``pos`` ``[N, D]``) to its Vietoris-Rips complex up to
+    order :obj:`max_order`, built with GUDHI (:class:`gudhi.RipsComplex`), and returns a
+    :class:`~torch_geometric_san.data.SimplicialComplexData`.
+
+    Vertex :math:`i` is the point ``pos[i]``; two points at (Euclidean) distance at most
+    :obj:`max_edge_length` span an edge, and every :math:`(k+1)`-clique of those edges
+    is a k-simplex, with its vertex ids ascending (the reference orientation). Every
+    point is a vertex, isolated or not. The complex does not depend on a rotation or
+    translation of the points, and relabelling the points relabels the vertices.
+
+    * ``x`` becomes ``x_0`` (a 1-D ``x`` becomes a column); with :obj:`lift_x` every
+      k-simplex also gets the mean (or sum) of the features of its vertices as ``x_k``,
+      :math:`k = 1..K`.
+    * Every other attribute (``pos``, ``y``, a graph's ``edge_index``, ...) is kept as
+      it is.
+
+    The complex is padded to :obj:`max_order` with empty orders where it has no
+    simplices that large, so lifted clouds can always be batched together.
+
+    Args:
+        max_edge_length (float): The largest distance between the two points of an
+            edge.
+        max_order (int, optional): The largest order :math:`K` of the complex.
+            (default: :obj:`2`)
+        lift_x (bool, optional): Lift the node features ``x`` to every order
+            :math:`k \geq 1`. (default: :obj:`False`)
+        reduce (str, optional): How :obj:`lift_x` combines the features of the
+            :math:`k + 1` vertices of a k-simplex: :obj:`"mean"` or :obj:`"sum"`
+            (see :class:`LiftToCliqueComplex`). (default: :obj:`"mean"`)
+        dtype (torch.dtype, optional): Floating type of the operator weights and of
+            lifted integer features. (default: :obj:`torch.float32`)
+
+    Example:
+        >>> from torch_geometric.data import Data
+        >>> square = Data(pos=torch.tensor([[0., 0.], [1., 0.], [0., 1.], [1., 1.]]))
+        >>> complex = LiftToRipsComplex(max_edge_length=1.1)(square)  # the sides
+        >>> complex.simplices_1.tolist(), complex.num_simplices(2)
+        ([[0, 1], [0, 2], [1, 3], [2, 3]], 0)
+        >>> complex = LiftToRipsComplex(max_edge_length=1.5, max_order=3)(square)
+        >>> [complex.num_simplices(k) for k in range(4)]  # diagonals too: a tetrahedron
+        [4, 6, 4, 1]
+    """
+    def __init__(self, max_edge_length: float, max_order: int = 2,
+                 lift_x: bool = False, reduce: str = 'mean',
+                 dtype: torch.dtype = torch.float32) -> None:
+        super().__init__(max_order, lift_x, reduce, dtype)
+        self.max_edge_length = _check_threshold(max_edge_length, 'max_edge_length')
+
+    def _simplex_tree(self, points: np.ndarray) -> gudhi.SimplexTree:
+        rips = gudhi.RipsComplex(points=points, max_edge_length=self.max_edge_length)
+        return rips.create_simplex_tree(max_dimension=self.max_order)
+
+    def _options(self) -> List[str]:
+        return [f'max_edge_length={self.max_edge_length}'] + super()._options()
