@@ -412,6 +412,15 @@ def test_reset_parameters_and_gain():
                          "attention='separate')")
 
 
+def test_explainers_are_refused(kit):
+    data = kit.delaunay(8)
+    conv = make_conv()
+    conv.explain = True
+    with pytest.raises(NotImplementedError, match="explainers"):
+        conv(torch.randn(data.num_simplices(1), 3, dtype=torch.float64),
+             data.operators(1))
+
+
 def test_cached_was_removed():
     with pytest.raises(TypeError, match="'cached' was removed"):
         SANConv(3, 4, cached=True)
