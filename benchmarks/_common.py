@@ -114,6 +114,23 @@ def machine(device: str) -> str:
             f'{torch.__version__}, Python {platform.python_version()}')
 
 
+def add_results_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--results`` and ``--no-results`` of the measurement scripts that write one
+    block (:func:`emit`)."""
+    parser.add_argument('--results', default=str(REPO / 'docs' / 'results.md'),
+                        help='results page to update (default: docs/results.md)')
+    parser.add_argument('--no-results', action='store_true',
+                        help='do not update any results page')
+
+
+def emit(args: argparse.Namespace, title: str, key: str, text: str) -> None:
+    """Prints a run's markdown block :obj:`text` and, unless ``--no-results``, puts
+    it into the section ``## <title>`` of the results page (:func:`write_results`)."""
+    print(text)
+    if not args.no_results:
+        write_results(args.results, title, key, text)
+
+
 def add_run_arguments(parser: argparse.ArgumentParser, name: str, resume: str) -> None:
     """The output, results-page and run-log options shared by the experiment scripts;
     :obj:`name` names their files (``<output>/<name>.json``), :obj:`resume` says what

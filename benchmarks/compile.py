@@ -87,8 +87,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--points', type=int, default=100_000)
     parser.add_argument('--steps', type=int, default=10)
-    parser.add_argument('--results', default=str(_common.REPO / 'docs' / 'results.md'))
-    parser.add_argument('--no-results', action='store_true')
+    _common.add_results_arguments(parser)
     args = parser.parse_args()
     torch.set_num_threads(1)
     torch.manual_seed(0)
@@ -114,9 +113,7 @@ def main() -> None:
             f"{args.steps}` ({_common.machine('cpu')}, "
             f"{time.perf_counter() - start:.0f} s wall): median training step, "
             f"new operators every step.\n\n{table}\n")
-    print(text)
-    if not args.no_results:
-        _common.write_results(args.results, 'torch.compile', 'compile.py', text)
+    _common.emit(args, 'torch.compile', 'compile.py', text)
 
 
 if __name__ == '__main__':

@@ -82,8 +82,7 @@ def main() -> None:
     parser.add_argument('--points', type=int, default=100_000,
                         help='points of the Delaunay complex (1e5: ~3e5 edges)')
     parser.add_argument('--root', default=str(_common.REPO / 'data'))
-    parser.add_argument('--results', default=str(_common.REPO / 'docs' / 'results.md'))
-    parser.add_argument('--no-results', action='store_true')
+    _common.add_results_arguments(parser)
     args = parser.parse_args()
     torch.set_num_threads(1)
     start = time.perf_counter()
@@ -106,10 +105,7 @@ def main() -> None:
             f"{time.perf_counter() - start:.0f} s wall): median step of a 4-layer "
             f"SAN (F = 32, J_u = J_d = 2, J_h = 5), forward + backward, each step "
             f"with the operators of a new batch.\n\n{table}\n")
-    print(text)
-    if not args.no_results:
-        _common.write_results(args.results, 'Operators built once per batch',
-                              'operators.py', text)
+    _common.emit(args, 'Operators built once per batch', 'operators.py', text)
 
 
 if __name__ == '__main__':

@@ -141,8 +141,7 @@ def main() -> None:
                         help='points of the Delaunay complexes (400: ~1e3 edges, the '
                         'size of the trajectory data; 2e4: ~6e4 edges)')
     parser.add_argument('--repeats', type=int, default=7)
-    parser.add_argument('--results', default=str(_common.REPO / 'docs' / 'results.md'))
-    parser.add_argument('--no-results', action='store_true')
+    _common.add_results_arguments(parser)
     args = parser.parse_args()
     torch.set_num_threads(1)
     torch.manual_seed(0)
@@ -157,9 +156,7 @@ def main() -> None:
             f"{time.perf_counter() - start:.0f} s wall): Delaunay complexes (entries "
             f"of the upper neighbourhood of the edges); median forward + backward of "
             f"each way, alternated step by step.\n\n{table}\n")
-    print(text)
-    if not args.no_results:
-        _common.write_results(args.results, 'Propagation paths', 'propagation.py', text)
+    _common.emit(args, 'Propagation paths', 'propagation.py', text)
 
 
 if __name__ == '__main__':
