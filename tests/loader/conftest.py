@@ -30,6 +30,18 @@ def dense(index: Tensor, weight: Tensor, shape) -> Tensor:
     return out
 
 
+@pytest.fixture(name='delaunay')
+def delaunay_fixture():
+    """``delaunay(num_points, dim=2, seed=0, ...)``, the builder above."""
+    return delaunay
+
+
+@pytest.fixture(name='dense')
+def dense_fixture():
+    """``dense(index, weight, shape)``, the helper above."""
+    return dense
+
+
 @pytest.fixture
 def planar() -> SimplicialComplexData:
     return delaunay(80)
