@@ -7,7 +7,7 @@ from torch import Tensor
 from torch_geometric_san.data import SimplicialComplexData
 from torch_geometric_san.loader.simplicial_neighbor_sampler import \
     SimplicialNeighborSampler
-from torch_geometric_san.loader.utils import simplicial_subcomplex
+from torch_geometric_san.loader.utils import operator_rowptr, simplicial_subcomplex
 
 __all__ = ["SimplicialNeighborLoader"]
 
@@ -116,6 +116,7 @@ class SimplicialNeighborLoader(torch.utils.data.DataLoader):
         self.data = data
         self.order = order
         self.transform = transform
+        self.rowptr = operator_rowptr(data, order)
         self.input_ids = _seed_ids(input_simplices, data.num_simplices(order), order)
         super().__init__(range(self.input_ids.numel()), collate_fn=self.collate_fn,
                          **kwargs)
@@ -131,7 +132,7 @@ class SimplicialNeighborLoader(torch.utils.data.DataLoader):
         """
         seeds = self.input_ids[torch.as_tensor(index, dtype=torch.long)]
         n_id, num_sampled = self.simplex_sampler.sample(seeds)
-        batch = simplicial_subcomplex(self.data, self.order, n_id)
+        batch = simplicial_subcomplex(self.data, self.order, n_id, self.rowptr)
         batch.batch_size = seeds.numel()
         batch.num_sampled_simplices = num_sampled
         return batch if self.transform is None else self.transform(batch)

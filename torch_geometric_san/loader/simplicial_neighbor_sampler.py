@@ -23,7 +23,8 @@ class SimplicialNeighborSampler:
     :math:`h-1` (the seeds for :math:`h = 1`) draws :obj:`num_neighbors[h - 1]` of its
     neighbours uniformly without replacement (all of them where it has fewer, or for
     :obj:`-1`); the simplices not reached before are the next hop's frontier. All of
-    it is vectorised over the frontier (random keys sorted within each row), with
+    it is vectorised over the frontier (a partial Fisher-Yates shuffle of the rows
+    with more neighbours than the fan-out, one vectorised step per draw), with
     :mod:`torch`'s default generator.
 
     Args:
@@ -79,36 +80,58 @@ class SimplicialNeighborSampler:
         Returns:
             (torch.Tensor, List[int]): The sampled ids :obj:`n_id` :obj:`[M]`: the
             seeds in their order, then the simplices first reached in hop 1, hop 2,
-            ..., each hop in ascending order of id; and the number of simplices of
+            ..., each hop in the order its simplices were drawn; and the number of simplices of
             each of these groups (seeds included).
         """
         indptr, indices = self.indptr, self.indices
         seen = torch.zeros(self.num_simplices, dtype=torch.bool, device=seeds.device)
         seen[seeds] = True
+        # Deduplication without a sort: each candidate writes its position into
+        # `owner` and the one whose write is kept stands for its simplex (only
+        # written entries are read, so it needs no initialisation).
+        owner = torch.empty(self.num_simplices, dtype=torch.long, device=seeds.device)
         groups, frontier = [seeds], seeds
         for fanout in self.num_neighbors:
             start = indptr[frontier]
             degree = indptr[frontier + 1] - start
+            if fanout >= 0:
+                big = (degree > fanout).nonzero().view(-1)
+                degree = degree.clamp(max=fanout)
+            # Rows with no more neighbours than the fan-out give all of them, the
+            # others `fanout` drawn by `_draw`.
             total = int(degree.sum())
-            row = torch.repeat_interleave(
-                torch.arange(frontier.numel(), device=seeds.device), degree,
-                output_size=total)
-            first = torch.cumsum(degree, 0) - degree  # of each row's entries
-            slot = torch.arange(total, device=seeds.device) - first[row]
-            if fanout >= 0 and total and int(degree.max()) > fanout:
-                # A random order within each row: rows stay contiguous (the integer
-                # part of the key), random keys order each row's entries.
-                key = row.to(torch.float64) + torch.rand(total, dtype=torch.float64,
-                                                         device=seeds.device)
-                # Sorted, a row keeps its place, so `slot` ranks its entries.
-                chosen = torch.argsort(key)[slot < fanout]
-                row, slot = row[chosen], slot[chosen]
-            candidates = indices[start[row] + slot]
-            candidates = torch.unique(candidates[~seen[candidates]])
-            seen[candidates] = True
-            groups.append(candidates)
-            frontier = candidates
+            pos = torch.arange(total, device=seeds.device) + torch.repeat_interleave(
+                start - (torch.cumsum(degree, 0) - degree), degree, output_size=total)
+            if fanout >= 0 and big.numel():
+                big_start, big_degree = start[big], indptr[frontier[big] + 1] - start[big]
+                drawn = _draw(big_degree, fanout) + big_start[:, None]
+                slots = ((torch.cumsum(degree, 0) - degree)[big, None]
+                         + torch.arange(fanout, device=seeds.device))
+                pos[slots.view(-1)] = drawn.view(-1)
+            candidates = indices[pos]
+            candidates = candidates[~seen[candidates]]
+            place = torch.arange(candidates.numel(), device=seeds.device)
+            owner[candidates] = place
+            frontier = candidates[owner[candidates] == place]
+            seen[frontier] = True
+            groups.append(frontier)
         return torch.cat(groups), [group.numel() for group in groups]
+
+
+def _draw(degree: Tensor, count: int) -> Tensor:
+    # `count` distinct offsets in [0, degree) per row [R, count], uniformly: the first
+    # `count` steps of a Fisher-Yates shuffle of each row's offsets, all rows at once
+    # (a loop over the draws, not over the rows).
+    offset = torch.repeat_interleave(torch.cumsum(degree, 0) - degree, degree)
+    perm = torch.arange(offset.numel(), device=degree.device) - offset  # row offsets
+    first = torch.cumsum(degree, 0) - degree
+    for step in range(count):
+        # swap slot `step` of each row with a uniform slot in [step, degree)
+        pick = (torch.rand(degree.numel(), dtype=torch.float64, device=degree.device)
+                * (degree - step)).long().clamp_(max=degree - step - 1) + step
+        a, b = first + step, first + pick
+        perm[a], perm[b] = perm[b], perm[a]
+    return perm[first[:, None] + torch.arange(count, device=degree.device)]
 
 
 def _union_pattern(data: SimplicialComplexData, order: int) -> Tuple[Tensor, Tensor]:

@@ -1,14 +1,14 @@
 r"""The sub-complex of a sample of simplices, with the operators of the full complex
 restricted to it."""
 import re
-from typing import List, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import torch
 from torch import Tensor
 
 from torch_geometric_san.data import SimplicialComplexData
 
-__all__ = ["simplicial_subcomplex"]
+__all__ = ["simplicial_subcomplex", "operator_rowptr"]
 
 #: Attributes the sub-complex builds per order; the full complex's are not copied.
 _PER_ORDER = re.compile(r'(simplices|spectrum|x|(boundary|down|up|hodge)_(index|weight))'
@@ -16,8 +16,9 @@ _PER_ORDER = re.compile(r'(simplices|spectrum|x|(boundary|down|up|hodge)_(index|
 _LAPLACIANS = ('down', 'up', 'hodge')
 
 
-def simplicial_subcomplex(data: SimplicialComplexData, order: int,
-                          n_id: Tensor) -> SimplicialComplexData:
+def simplicial_subcomplex(data: SimplicialComplexData, order: int, n_id: Tensor,
+                          rowptr: Optional[Dict[str, Tensor]] = None
+                          ) -> SimplicialComplexData:
     r"""The sub-complex spanned by the k-simplices :obj:`n_id` of :obj:`data`
     (:math:`k` = :obj:`order`) and all their faces, relabelled, with the operators of
     the full complex restricted to it.
@@ -50,6 +51,10 @@ def simplicial_subcomplex(data: SimplicialComplexData, order: int,
         order (int): The order :math:`k` of :obj:`n_id`.
         n_id (torch.Tensor): Distinct ids of k-simplices :obj:`[M]`
             (:obj:`torch.long`).
+        rowptr (Dict[str, torch.Tensor], optional): The compressed rows of the
+            Laplacians of orders :math:`\le k`, by the name of their index (e.g.
+            ``'down_index_1'``), as :func:`operator_rowptr` gives them; computed
+            where missing (a loader computes them once).
 
     Returns:
         SimplicialComplexData: The sub-complex of order :math:`k`, with ``n_id``
@@ -67,6 +72,8 @@ def simplicial_subcomplex(data: SimplicialComplexData, order: int,
                 [0, 1]]), tensor([2., 2.]))
     """
     ids = _closure(data, order, n_id)
+    if rowptr is None:
+        rowptr = operator_rowptr(data, order)
     out = SimplicialComplexData(num_nodes=ids[0].numel())
     locals_ = [_local_map(index, data.num_simplices(j)) for j, index in enumerate(ids)]
     num_rows = data.num_simplices(order)
@@ -94,11 +101,36 @@ def simplicial_subcomplex(data: SimplicialComplexData, order: int,
         for name in _LAPLACIANS:
             if f'{name}_index_{j}' in data._store:
                 out[f'{name}_index_{j}'], out[f'{name}_weight_{j}'] = _restrict(
-                    data[f'{name}_index_{j}'], data[f'{name}_weight_{j}'], ids[j],
-                    locals_[j], sort=j == order)
+                    data[f'{name}_index_{j}'], data[f'{name}_weight_{j}'],
+                    rowptr[f'{name}_index_{j}'], ids[j], locals_[j], sort=j == order)
     out.n_id = n_id
     for j in range(order):
         out[f'n_id_{j}'] = ids[j]
+    return out
+
+
+def operator_rowptr(data: SimplicialComplexData, order: int) -> Dict[str, Tensor]:
+    r"""The compressed rows of the upper, lower and Hodge Laplacians of the orders
+    :math:`0..k` of :obj:`data`, which :func:`simplicial_subcomplex` reads.
+
+    Args:
+        data (SimplicialComplexData): The complex.
+        order (int): The highest order :math:`k`.
+
+    Returns:
+        Dict[str, torch.Tensor]: :obj:`rowptr` :obj:`[N_j + 1]` of each stored
+        Laplacian, by the name of its index (``'up_index_j'``, ...): the entries of
+        row :math:`i` are :obj:`rowptr[i]:rowptr[i + 1]`.
+    """
+    out = {}
+    for j in range(order + 1):
+        for name in _LAPLACIANS:
+            if f'{name}_index_{j}' in data._store:
+                target = data[f'{name}_index_{j}'][1]
+                out[f'{name}_index_{j}'] = torch.cat([
+                    target.new_zeros(1),
+                    torch.cumsum(torch.bincount(target, minlength=data.num_simplices(j)),
+                                 0)])
     return out
 
 
@@ -119,20 +151,21 @@ def _local_map(ids: Tensor, size: int) -> Tensor:
     return local
 
 
-def _restrict(index: Tensor, weight: Tensor, ids: Tensor, local: Tensor,
-              sort: bool) -> Tuple[Tensor, Tensor]:
-    # The entries (i, j) of an operator (index sorted by target) with both i and j
-    # kept, relabelled and sorted by target, then source. Without `sort` the local
-    # ids must increase with the global ones.
-    start = torch.searchsorted(index[1], ids)
-    count = torch.searchsorted(index[1], ids, right=True) - start
+def _restrict(index: Tensor, weight: Tensor, rowptr: Tensor, ids: Tensor,
+              local: Tensor, sort: bool) -> Tuple[Tensor, Tensor]:
+    # The entries (i, j) of an operator (index sorted by target, compressed rows
+    # `rowptr`) with both i and j kept, relabelled and sorted by target, then source.
+    # Without `sort` the local ids must increase with the global ones.
+    start = rowptr[ids]
+    count = rowptr[ids + 1] - start
     total = int(count.sum())
     rows = torch.repeat_interleave(torch.arange(ids.numel(), device=ids.device), count,
                                    output_size=total)
-    offset = torch.cumsum(count, 0) - count
-    pos = torch.arange(total, device=ids.device) + (start - offset)[rows]
+    shift = torch.repeat_interleave(start - (torch.cumsum(count, 0) - count), count,
+                                    output_size=total)
+    pos = torch.arange(total, device=ids.device) + shift
     cols = local[index[0, pos]]
-    keep = cols >= 0
+    keep = (cols >= 0).nonzero().view(-1)
     rows, cols, pos = rows[keep], cols[keep], pos[keep]
     if sort:
         perm = torch.argsort(rows * ids.numel() + cols)
