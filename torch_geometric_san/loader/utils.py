@@ -164,10 +164,10 @@ def _restrict(index: Tensor, weight: Tensor, rowptr: Tensor, ids: Tensor,
     shift = torch.repeat_interleave(start - (torch.cumsum(count, 0) - count), count,
                                     output_size=total)
     pos = torch.arange(total, device=ids.device) + shift
-    cols = local[index[0, pos]]
+    cols = local.index_select(0, index[0].index_select(0, pos))
     keep = (cols >= 0).nonzero().view(-1)
     rows, cols, pos = rows[keep], cols[keep], pos[keep]
     if sort:
         perm = torch.argsort(rows * ids.numel() + cols)
         rows, cols, pos = rows[perm], cols[perm], pos[perm]
-    return torch.stack([cols, rows]), weight[pos]
+    return torch.stack([cols, rows]), weight.index_select(0, pos)
