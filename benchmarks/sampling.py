@@ -79,7 +79,8 @@ def sampler_speed(data: SimplicialComplexData, batch_sizes: Sequence[int],
                   num_neighbors: List[int], repeats: int) -> List[Dict]:
     """Seeds per second of the sampler alone and of the whole collation."""
     out = []
-    order = torch.randperm(data.num_simplices(1), generator=torch.Generator().manual_seed(0))
+    order = torch.randperm(data.num_simplices(1),
+                           generator=torch.Generator().manual_seed(0))
     for batch_size in batch_sizes:
         loader = SimplicialNeighborLoader(data, num_neighbors, order=1,
                                           batch_size=batch_size)
@@ -198,7 +199,8 @@ def citation_exactness(root: Path) -> Dict:
         diff, sizes = 0.0, []
         for batch in loader:
             out = model(batch)[:batch.batch_size]
-            diff = max(diff, float((out - full[batch.n_id[:batch.batch_size]]).abs().max()))
+            error = (out - full[batch.n_id[:batch.batch_size]]).abs().max()
+            diff = max(diff, float(error))
             sizes.append(batch.n_id.numel())
     return dict(max_abs_diff=diff, scale=float(full.abs().max()),
                 simplices=data.num_simplices(1), mean_batch=float(np.mean(sizes)))
@@ -253,8 +255,8 @@ def main() -> None:
              f'{s["collate"]:,.0f}', f'{m["batch_mb"]:,.1f}', f'{m["peak_mb"]:,.0f}']
             for s, m in zip(speed, memory)]
     table = _common.markdown_table(
-        ['batch (seeds)', 'sampled edges', 'seeds/s, sampler', 'seeds/s, with sub-complex',
-         'MB of the batch', 'peak MB of a step'], rows)
+        ['batch (seeds)', 'sampled edges', 'seeds/s, sampler',
+         'seeds/s, with sub-complex', 'MB of the batch', 'peak MB of a step'], rows)
     command = (f'python benchmarks/sampling.py --points {args.points} --fanout '
                f'{args.fanout} --batch-sizes {args.batch_sizes} --repeats {args.repeats} '
                f'--steps {args.steps}' + (' --quick' if args.quick else ''))
@@ -269,7 +271,8 @@ def main() -> None:
         f"a 2-layer SAN (F = {CHANNELS}, "
         f"J_u = J_d = J_h = 1).\n\n{table}\n\n"
         f"Flow denoising (input: a gradient flow, scaled to unit standard deviation, "
-        f"plus noise of std {args.noise}; target: the flow), the same SAN trained on {task['steps']} sampled batches of "
+        f"plus noise of std {args.noise}; target: the flow), the same SAN trained "
+        f"on {task['steps']} sampled batches of "
         f"{args.train_batch} seeds ({task['seconds']:.0f} s): held-out mean squared "
         f"error {task['mse']:.4f} against {task['noise_mse']:.4f} for the noisy input "
         f"and {task['zero_mse']:.4f} for zero.\n\n"

@@ -23,8 +23,10 @@ def test_structure_and_operators(spatial, dense, k):
         torch.testing.assert_close(sub[f'x_{j}'], data[f'x_{j}'][ids[j]])
         assert torch.equal(sub[f'spectrum_{j}'], data[f'spectrum_{j}'])
         if j > 0:  # vertices relabelled, the faces all kept, B_j exact
-            assert torch.equal(ids[0][sub[f'simplices_{j}']], data[f'simplices_{j}'][ids[j]])
-            full = dense(*data.boundary(j), (data.num_simplices(j), data.num_simplices(j - 1)))
+            assert torch.equal(ids[0][sub[f'simplices_{j}']],
+                               data[f'simplices_{j}'][ids[j]])
+            full = dense(*data.boundary(j),
+                         (data.num_simplices(j), data.num_simplices(j - 1)))
             torch.testing.assert_close(
                 dense(*sub.boundary(j), (ids[j].numel(), ids[j - 1].numel())),
                 full[ids[j]][:, ids[j - 1]])

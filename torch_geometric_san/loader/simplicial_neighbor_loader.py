@@ -88,8 +88,9 @@ class SimplicialNeighborLoader(torch.utils.data.DataLoader):
         (tensor([0, 1, 2, 3]), 1, [1, 3])
         >>> batch.x_1.view(-1)
         tensor([0., 1., 2., 3.])
-        >>> batch.operators(1)
-        SimplicialOperators(num_simplices=4, up=12, down=14, hodge=6, boundary=8, coboundary=0)
+        >>> batch.operators(1)  # doctest: +NORMALIZE_WHITESPACE
+        SimplicialOperators(num_simplices=4, up=12, down=14, hodge=6, boundary=8,
+                            coboundary=0)
     """
     def __init__(
         self,

@@ -80,7 +80,8 @@ class SimplicialNeighborSampler:
         Returns:
             (torch.Tensor, List[int]): The sampled ids :obj:`n_id` :obj:`[M]`: the
             seeds in their order, then the simplices first reached in hop 1, hop 2,
-            ..., each hop in the order its simplices were drawn; and the number of simplices of
+            ..., each hop in the order its simplices were drawn; and the number of
+            simplices of
             each of these groups (seeds included).
         """
         indptr, indices = self.indptr, self.indices

@@ -34,8 +34,8 @@ def simplicial_subcomplex(data: SimplicialComplexData, order: int, n_id: Tensor,
     * ``up``, ``down`` and ``hodge`` Laplacians: the rows and columns of the
       full complex's operators for the kept simplices, with the full complex's
       values (the normalised Hodge Laplacian keeps the full complex's scale) and its
-      ``spectrum_j``, which :meth:`~torch_geometric_san.data.SimplicialComplexData.operators`
-      hands to the spectral normalisation. They are not the Laplacians of the
+      ``spectrum_j``, which
+      :meth:`~torch_geometric_san.data.SimplicialComplexData.operators` hands to the spectral normalisation. They are not the Laplacians of the
       sub-complex: the upper Laplacian counts the (k+1)-simplices of the full complex,
       which the sub-complex (of order :math:`k`) does not hold. A row is the full
       complex's row wherever all the neighbours of that simplex are kept.
@@ -94,9 +94,9 @@ def simplicial_subcomplex(data: SimplicialComplexData, order: int, n_id: Tensor,
             out[f'simplices_{j}'] = locals_[0][data[f'simplices_{j}'][ids[j]]]
             index, weight = data.boundary(j)
             faces = index[0].view(-1, j + 1)[ids[j]]
+            simplex = torch.arange(ids[j].numel(), device=faces.device)
             out[f'boundary_index_{j}'] = torch.stack([
-                locals_[j - 1][faces].view(-1),
-                torch.arange(ids[j].numel(), device=faces.device).repeat_interleave(j + 1)])
+                locals_[j - 1][faces].view(-1), simplex.repeat_interleave(j + 1)])
             out[f'boundary_weight_{j}'] = weight.view(-1, j + 1)[ids[j]].view(-1)
         for name in _LAPLACIANS:
             if f'{name}_index_{j}' in data._store:
