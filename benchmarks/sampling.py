@@ -15,7 +15,7 @@ On the Delaunay complex of ``--points`` random points in the unit square
   ``--noise``), the target the clean flow; a 2-layer SAN (F = 16, J_u = J_d =
   J_h = 1) trained for ``--steps`` sampled batches (fan-out ``--fanout`` per hop,
   two hops, batch ``--train-batch``) on 80 % of the edges, its mean squared error
-  on 2,000 held-out edges (all neighbours of two hops, so exact) against the
+  on 2,000 held-out edges (a fifth of the edges on small complexes) (all neighbours of two hops, so exact) against the
   noise's;
 * exactness on real data: on the citation complex (``CitationComplexDataset``,
   order 1, float64), the largest difference between the seeds' outputs of a
@@ -77,27 +77,32 @@ def make_model(seed: int = 0) -> SAN:
 
 def sampler_speed(data: SimplicialComplexData, batch_sizes: Sequence[int],
                   num_neighbors: List[int], repeats: int) -> List[Dict]:
-    """Seeds per second of the sampler alone and of the whole collation."""
+    """Seeds per second (of wall-clock time and of this process's CPU time) of the
+    sampler alone and of the whole collation."""
     out = []
     order = torch.randperm(data.num_simplices(1),
                            generator=torch.Generator().manual_seed(0))
     for batch_size in batch_sizes:
         loader = SimplicialNeighborLoader(data, num_neighbors, order=1,
                                           batch_size=batch_size)
-        sample, collate, sizes = [], [], []
+        times: Dict[str, List[float]] = {name: [] for name in (
+            'sample', 'sample_cpu', 'collate', 'collate_cpu')}
+        sizes = []
         for r in range(repeats):
             index = torch.arange(r * batch_size, (r + 1) * batch_size) % order.numel()
-            start = time.perf_counter()
-            n_id, _ = loader.simplex_sampler.sample(loader.input_ids[order[index]])
-            sample.append(time.perf_counter() - start)
-            start = time.perf_counter()
-            loader.collate_fn(order[index])
-            collate.append(time.perf_counter() - start)
-            sizes.append(n_id.numel())
-        out.append(dict(batch_size=batch_size,
-                        sample=batch_size / float(np.median(sample)),
-                        collate=batch_size / float(np.median(collate)),
-                        simplices=float(np.mean(sizes))))
+            for name, run in (
+                    ('sample', lambda: loader.simplex_sampler.sample(
+                        loader.input_ids[order[index]])),
+                    ('collate', lambda: loader.collate_fn(order[index]))):
+                wall, cpu = time.perf_counter(), time.process_time()
+                result = run()
+                times[f'{name}_cpu'].append(time.process_time() - cpu)
+                times[name].append(time.perf_counter() - wall)
+                if name == 'sample':
+                    sizes.append(result[0].numel())
+        out.append(dict(batch_size=batch_size, simplices=float(np.mean(sizes)),
+                        **{name: batch_size / float(np.median(t))
+                           for name, t in times.items()}))
         print(out[-1], flush=True)
     return out
 
@@ -152,7 +157,8 @@ def denoising(data: SimplicialComplexData, num_neighbors: List[int], steps: int,
     """Sampled training of the flow-denoising SAN and its held-out error."""
     generator = torch.Generator().manual_seed(seed)
     perm = torch.randperm(data.num_simplices(1), generator=generator)
-    test, train = perm[:2000], perm[2000:][:int(0.8 * perm.numel())]
+    held_out = min(2000, perm.numel() // 5)
+    test, train = perm[:held_out], perm[held_out:][:int(0.8 * perm.numel())]
     model = make_model(seed)
     optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
     torch.manual_seed(seed)
@@ -251,12 +257,14 @@ def main() -> None:
     exact = citation_exactness(Path(args.root) / 'citation_complex')
     print(exact, flush=True)
 
-    rows = [[f'{s["batch_size"]:,}', f'{s["simplices"]:,.0f}', f'{s["sample"]:,.0f}',
-             f'{s["collate"]:,.0f}', f'{m["batch_mb"]:,.1f}', f'{m["peak_mb"]:,.0f}']
-            for s, m in zip(speed, memory)]
+    rows = [[f'{s["batch_size"]:,}', f'{s["simplices"]:,.0f}',
+             f'{s["sample"]:,.0f} ({s["sample_cpu"]:,.0f})',
+             f'{s["collate"]:,.0f} ({s["collate_cpu"]:,.0f})', f'{m["batch_mb"]:,.1f}',
+             f'{m["peak_mb"]:,.0f}'] for s, m in zip(speed, memory)]
     table = _common.markdown_table(
-        ['batch (seeds)', 'sampled edges', 'seeds/s, sampler',
-         'seeds/s, with sub-complex', 'MB of the batch', 'peak MB of a step'], rows)
+        ['batch (seeds)', 'sampled edges', 'seeds/s, sampler (per CPU s)',
+         'seeds/s, with sub-complex (per CPU s)', 'MB of the batch',
+         'peak MB of a step'], rows)
     command = (f'python benchmarks/sampling.py --points {args.points} --fanout '
                f'{args.fanout} --batch-sizes {args.batch_sizes} --repeats {args.repeats} '
                f'--steps {args.steps}' + (' --quick' if args.quick else ''))
@@ -264,7 +272,10 @@ def main() -> None:
         f"`{command}` ({_common.machine('cpu')}, {time.perf_counter() - start:.0f} s "
         f"wall, shared machine): Delaunay complex of {args.points:,} points, "
         f"{data.num_simplices(1):,} edges, seeds on the edges, fan-out "
-        f"{num_neighbors}. Seeds per second: median of {args.repeats} batches; MB of "
+        f"{num_neighbors}. Seeds per second: median of {args.repeats} batches, per "
+        f"second of wall-clock time and, in brackets, per second of the process's CPU "
+        f"time (the machine is shared: load average {os.getloadavg()[0]:.1f} at the "
+        f"end of the run); MB of "
         f"the batch: its tensors (sub-complex and operators); peak MB: growth of the "
         f"peak resident set of a fresh process (VmHWM reset after loading the complex "
         f"and building the loader) over one batch and one forward + backward step of "
