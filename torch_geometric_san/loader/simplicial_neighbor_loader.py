@@ -45,9 +45,11 @@ class SimplicialNeighborLoader(torch.utils.data.DataLoader):
       hop).
 
     Simplices at the border of a sample lack some neighbours, so their rows of the
-    restricted operators differ from the full complex's; only the outputs of the
-    seeds (and of simplices fewer hops from them than the sampled depth minus the
-    receptive field) are exact.
+    restricted operators differ from the full complex's: with all neighbours of
+    :math:`L` hops and a model that looks :math:`R \le L` hops far, the outputs of
+    the simplices at most :math:`L - R` hops from a seed (the seeds among them) are
+    exact, the others are not. The sampling runs where :obj:`data` lives: keep it on
+    the CPU and move each batch (``batch.to(device)``).
 
     For DistributedDataParallel, give each rank its share of the seeds, e.g.
     ``sampler=DistributedSampler(range(len(input_ids)), ...)`` (see
