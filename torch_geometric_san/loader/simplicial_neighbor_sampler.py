@@ -81,8 +81,7 @@ class SimplicialNeighborSampler:
             (torch.Tensor, List[int]): The sampled ids :obj:`n_id` :obj:`[M]`: the
             seeds in their order, then the simplices first reached in hop 1, hop 2,
             ..., each hop in the order its simplices were drawn; and the number of
-            simplices of
-            each of these groups (seeds included).
+            simplices of each of these groups (seeds included).
         """
         indptr, indices = self.indptr, self.indices
         seen = torch.zeros(self.num_simplices, dtype=torch.bool, device=seeds.device)
@@ -95,19 +94,17 @@ class SimplicialNeighborSampler:
         for fanout in self.num_neighbors:
             start = indptr[frontier]
             degree = indptr[frontier + 1] - start
-            if fanout >= 0:
-                big = (degree > fanout).nonzero().view(-1)
-                degree = degree.clamp(max=fanout)
             # Rows with no more neighbours than the fan-out give all of them, the
             # others `fanout` drawn by `_draw`.
-            total = int(degree.sum())
+            take = degree if fanout < 0 else degree.clamp(max=fanout)
+            total = int(take.sum())
+            first = torch.cumsum(take, 0) - take  # of each row's draws in `pos`
             pos = torch.arange(total, device=seeds.device) + torch.repeat_interleave(
-                start - (torch.cumsum(degree, 0) - degree), degree, output_size=total)
-            if fanout >= 0 and big.numel():
-                big_start, big_degree = start[big], indptr[frontier[big] + 1] - start[big]
-                drawn = _draw(big_degree, fanout) + big_start[:, None]
-                slots = ((torch.cumsum(degree, 0) - degree)[big, None]
-                         + torch.arange(fanout, device=seeds.device))
+                start - first, take, output_size=total)
+            big = (degree > take).nonzero().view(-1)
+            if big.numel():
+                drawn = _draw(degree[big], fanout) + start[big, None]
+                slots = first[big, None] + torch.arange(fanout, device=seeds.device)
                 pos[slots.view(-1)] = drawn.view(-1)
             candidates = indices[pos]
             candidates = candidates[~seen[candidates]]
@@ -123,9 +120,9 @@ def _draw(degree: Tensor, count: int) -> Tensor:
     # `count` distinct offsets in [0, degree) per row [R, count], uniformly: the first
     # `count` steps of a Fisher-Yates shuffle of each row's offsets, all rows at once
     # (a loop over the draws, not over the rows).
-    offset = torch.repeat_interleave(torch.cumsum(degree, 0) - degree, degree)
-    perm = torch.arange(offset.numel(), device=degree.device) - offset  # row offsets
     first = torch.cumsum(degree, 0) - degree
+    offset = torch.repeat_interleave(first, degree)
+    perm = torch.arange(offset.numel(), device=degree.device) - offset  # row offsets
     for step in range(count):
         # swap slot `step` of each row with a uniform slot in [step, degree)
         pick = (torch.rand(degree.numel(), dtype=torch.float64, device=degree.device)
