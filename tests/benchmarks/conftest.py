@@ -50,3 +50,8 @@ def shared_data():
 @pytest.fixture
 def operators():
     return load_script('operators')
+
+
+@pytest.fixture
+def sampling():
+    return load_script('sampling')

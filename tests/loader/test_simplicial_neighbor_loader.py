@@ -1,0 +1,106 @@
+"""SimplicialNeighborLoader: batches, seeds, shuffling, workers, a split over ranks,
+training, and bad input."""
+import pytest
+import torch
+from torch.utils.data import DistributedSampler
+
+from torch_geometric.data import Batch
+
+from torch_geometric_san.data import SimplicialComplexData
+from torch_geometric_san.loader import SimplicialNeighborLoader
+from torch_geometric_san.nn.models import SAN
+
+
+def seeds_seen(loader):
+    return torch.cat([batch.n_id[:batch.batch_size] for batch in loader])
+
+
+def test_batches(planar):
+    planar.y = torch.arange(planar.num_simplices(1))
+    loader = SimplicialNeighborLoader(planar, [4, 2], order=1, batch_size=32)
+    assert len(loader) == -(-planar.num_simplices(1) // 32)
+    assert repr(loader) == 'SimplicialNeighborLoader(order=1, num_neighbors=[4, 2])'
+    for batch in loader:
+        assert isinstance(batch, SimplicialComplexData)
+        assert batch.batch_size == batch.num_sampled_simplices[0] <= 32
+        assert sum(batch.num_sampled_simplices) == batch.n_id.numel() == batch.x_1.size(0)
+        assert torch.equal(batch.y, batch.n_id)
+    assert torch.equal(seeds_seen(loader), torch.arange(planar.num_simplices(1)))
+
+
+def test_input_simplices_and_shuffle(planar):
+    mask = torch.arange(planar.num_simplices(1)) % 3 == 0
+    torch.manual_seed(0)
+    loader = SimplicialNeighborLoader(planar, [2], input_simplices=mask, batch_size=7,
+                                      shuffle=True)
+    seen = seeds_seen(loader)
+    assert not torch.equal(seen, mask.nonzero().view(-1))
+    assert torch.equal(seen.sort().values, mask.nonzero().view(-1))
+    ids = torch.tensor([9, 3, 40], dtype=torch.int32)
+    loader = SimplicialNeighborLoader(planar, [2], input_simplices=ids, batch_size=2)
+    assert seeds_seen(loader).tolist() == [9, 3, 40]
+
+
+def test_workers_and_transform(planar):
+    def transform(batch):
+        batch.tag = 1
+        return batch
+
+    loader = SimplicialNeighborLoader(planar, [-1], order=2, batch_size=16,
+                                      num_workers=2, transform=transform)
+    batches = list(loader)
+    assert all(batch.tag == 1 for batch in batches)
+    assert torch.equal(torch.cat([b.n_id[:b.batch_size] for b in batches]),
+                       torch.arange(planar.num_simplices(2)))
+
+
+def test_split_over_ranks(planar):
+    # DistributedDataParallel: each rank iterates over its own share of the seeds.
+    seeds = torch.arange(planar.num_simplices(1))
+    shares = []
+    for rank in range(3):
+        sampler = DistributedSampler(range(seeds.numel()), num_replicas=3, rank=rank,
+                                     shuffle=True, seed=0, drop_last=True)
+        loader = SimplicialNeighborLoader(planar, [3], batch_size=8, sampler=sampler)
+        shares.append(seeds_seen(loader))
+    assert len({share.numel() for share in shares}) == 1
+    union = torch.cat(shares)
+    assert union.unique().numel() == union.numel() >= seeds.numel() - 2
+
+
+def test_training_step(planar):
+    # A loss on the seeds, backpropagated through the sampled operators.
+    model = SAN(3, 8, num_layers=2, out_channels=1).double()
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+    target = planar.x_1.sum(1, keepdim=True)
+    for batch in SimplicialNeighborLoader(planar, [5, 5], batch_size=64, shuffle=True):
+        optimizer.zero_grad()
+        out = model(batch)[:batch.batch_size]
+        loss = (out - target[batch.n_id[:batch.batch_size]]).pow(2).mean()
+        loss.backward()
+        optimizer.step()
+        assert torch.isfinite(loss)
+
+
+def test_bad_input(planar, delaunay):
+    n = planar.num_simplices(1)
+    with pytest.raises(TypeError, match='tensor'):
+        SimplicialNeighborLoader(planar, [2], input_simplices=[0, 1])
+    with pytest.raises(TypeError, match='1-D integer'):
+        SimplicialNeighborLoader(planar, [2], input_simplices=torch.ones(3))
+    with pytest.raises(ValueError, match=rf'shape \[{n}\]'):
+        SimplicialNeighborLoader(planar, [2], input_simplices=torch.ones(3, dtype=bool))
+    with pytest.raises(ValueError, match='outside'):
+        SimplicialNeighborLoader(planar, [2], input_simplices=torch.tensor([0, n]))
+    with pytest.raises(ValueError, match='repeated'):
+        SimplicialNeighborLoader(planar, [2], input_simplices=torch.tensor([1, 1]))
+    with pytest.raises(TypeError, match="sets 'collate_fn'"):
+        SimplicialNeighborLoader(planar, [2], collate_fn=list)
+    with pytest.raises(TypeError, match='callable'):
+        SimplicialNeighborLoader(planar, [2], transform=3)
+    with pytest.raises(TypeError, match='batch of complexes'):
+        SimplicialNeighborLoader(Batch.from_data_list([delaunay(10), delaunay(12)]), [2])
+    old = planar.clone()
+    del old['spectrum_1']
+    with pytest.raises(ValueError, match="no 'spectrum_1'"):
+        SimplicialNeighborLoader(old, [2])

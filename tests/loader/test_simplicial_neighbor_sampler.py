@@ -1,0 +1,131 @@
+"""SimplicialNeighborSampler: the union pattern, fan-outs, hops and uniform draws."""
+import pytest
+import torch
+
+from torch_geometric.data import Batch
+
+from torch_geometric_san.data import SimplicialComplexData
+from torch_geometric_san.loader import SimplicialNeighborSampler
+
+
+@pytest.fixture
+def adjacency(dense):
+    return lambda data, k: _adjacency(data, k, dense)
+
+
+def _adjacency(data, k, dense):
+    """Dense boolean union of the upper and lower adjacency, without the diagonal."""
+    n = data.num_simplices(k)
+    pattern = torch.zeros(n, n, dtype=torch.bool)
+    for index, weight in (data.down_laplacian(k), data.up_laplacian(k)):
+        pattern |= dense(index, weight, (n, n)) != 0
+    pattern.fill_diagonal_(False)
+    return pattern
+
+
+@pytest.mark.parametrize('k', [0, 1, 2])
+def test_union_pattern(planar, adjacency, k):
+    sampler = SimplicialNeighborSampler(planar, k, [-1])
+    n = planar.num_simplices(k)
+    row = torch.repeat_interleave(torch.arange(n), sampler.indptr.diff())
+    built = torch.zeros(n, n, dtype=torch.bool)
+    built[row, sampler.indices] = True
+    assert torch.equal(built, adjacency(planar, k))
+    assert sampler.indices.numel() == int(adjacency(planar, k).sum())
+
+
+def test_all_neighbours_give_the_ball(spatial, adjacency):
+    k, seeds = 2, torch.tensor([5, 70, 3])
+    pattern = adjacency(spatial, k)
+    n_id, num_sampled = SimplicialNeighborSampler(spatial, k, [-1, -1]).sample(seeds)
+    reached = torch.zeros(pattern.size(0), dtype=torch.bool)
+    reached[seeds] = True
+    expected = [seeds]
+    for _ in range(2):
+        new = pattern[reached].any(0) & ~reached
+        expected.append(new.nonzero().view(-1))
+        reached |= new
+    assert num_sampled == [len(group) for group in expected]
+    groups = n_id.split(num_sampled)
+    assert torch.equal(groups[0], seeds)  # seeds first, as given
+    for group, want in zip(groups[1:], expected[1:]):  # then each hop, as drawn
+        assert torch.equal(group.sort().values, want)
+
+
+def test_fanout_draws_without_replacement(planar, adjacency):
+    k, fanout = 1, 3
+    pattern = adjacency(planar, k)
+    torch.manual_seed(0)
+    n_id, num_sampled = SimplicialNeighborSampler(planar, k, [fanout, fanout]).sample(
+        torch.arange(10))
+    assert n_id.unique().numel() == n_id.numel()
+    assert torch.equal(n_id[:10], torch.arange(10))
+    groups = n_id.split(num_sampled)
+    for hop in (1, 2):
+        frontier, new = groups[hop - 1], groups[hop]
+        # each new simplex is a neighbour of the previous hop, and the hop holds at
+        # most `fanout` per frontier simplex
+        assert pattern[frontier][:, new].any(0).all()
+        assert new.numel() <= fanout * frontier.numel()
+
+
+def test_draws_are_uniform(planar):
+    # One seed with d neighbours, f drawn: each neighbour is drawn with probability f/d.
+    k, fanout, draws = 1, 2, 3000
+    sampler = SimplicialNeighborSampler(planar, k, [fanout])
+    degree = sampler.indptr.diff()
+    seed = int(torch.argmax(degree))
+    d = int(degree[seed])
+    torch.manual_seed(0)
+    counts = torch.zeros(planar.num_simplices(k))
+    for _ in range(draws):
+        n_id, num_sampled = sampler.sample(torch.tensor([seed]))
+        assert num_sampled == [1, fanout]
+        counts[n_id[1:]] += 1
+    neighbours = sampler.indices[sampler.indptr[seed]:sampler.indptr[seed + 1]]
+    assert counts.sum() == counts[neighbours].sum()
+    expected = draws * fanout / d
+    assert (counts[neighbours] - expected).abs().max() < 5 * expected ** 0.5
+
+
+def test_fanout_above_some_degrees(planar):
+    # Rows with fewer neighbours than the fan-out give all of them, the others
+    # exactly the fan-out: with one hop from seeds far apart, the count is exact.
+    sampler = SimplicialNeighborSampler(planar, 1, [6])
+    degree = sampler.indptr.diff()
+    seeds = torch.tensor([int(degree.argmin()), int(degree.argmax())])
+    n_id, num_sampled = sampler.sample(seeds)
+    reached = torch.unique(sampler.indices[torch.cat([
+        torch.arange(sampler.indptr[s], sampler.indptr[s + 1]) for s in seeds])])
+    assert set(n_id[2:].tolist()) <= set(reached.tolist()) - set(seeds.tolist())
+    assert num_sampled[1] <= int(degree.min()) + 6
+
+
+def test_zero_fanout_and_no_hops(planar):
+    seeds = torch.tensor([4, 2])
+    assert SimplicialNeighborSampler(planar, 1, []).sample(seeds)[0].tolist() == [4, 2]
+    n_id, num_sampled = SimplicialNeighborSampler(planar, 1, [0]).sample(seeds)
+    assert n_id.tolist() == [4, 2] and num_sampled == [2, 0]
+
+
+def test_isolated_simplices():
+    data = SimplicialComplexData.from_simplices([[0, 1], [2, 3]])
+    n_id, num_sampled = SimplicialNeighborSampler(data, 1, [2, -1]).sample(
+        torch.tensor([1]))
+    assert n_id.tolist() == [1] and num_sampled == [1, 0, 0]
+
+
+def test_bad_arguments(planar, delaunay):
+    with pytest.raises(TypeError, match='SimplicialComplexData'):
+        SimplicialNeighborSampler(planar.to_dict(), 1, [2])
+    with pytest.raises(ValueError, match='order must be at most 2'):
+        SimplicialNeighborSampler(planar, 3, [2])
+    with pytest.raises(TypeError, match='list of ints'):
+        SimplicialNeighborSampler(planar, 1, 2)
+    with pytest.raises(TypeError, match=r'num_neighbors\[1\] must be an int'):
+        SimplicialNeighborSampler(planar, 1, [2, 1.5])
+    with pytest.raises(ValueError, match=r'num_neighbors\[0\] must be at least -1'):
+        SimplicialNeighborSampler(planar, 1, [-2])
+    batch = Batch.from_data_list([delaunay(10), delaunay(12)])
+    with pytest.raises(TypeError, match='batch of complexes'):
+        SimplicialNeighborSampler(batch, 1, [2])

@@ -1,0 +1,65 @@
+"""simplicial_subcomplex: relabelled simplices, exact boundaries, restricted operators
+of the full complex, attributes."""
+import pytest
+import torch
+
+from torch_geometric_san.loader import simplicial_subcomplex
+
+
+def sample(data, k, count=30, seed=0):
+    return torch.randperm(data.num_simplices(k),
+                          generator=torch.Generator().manual_seed(seed))[:count]
+
+
+@pytest.mark.parametrize('k', [0, 1, 2])
+def test_structure_and_operators(spatial, dense, k):
+    data, n_id = spatial, sample(spatial, k)
+    sub = simplicial_subcomplex(data, k, n_id)
+    assert sub.order == k and torch.equal(sub.n_id, n_id)
+    ids = [sub[f'n_id_{j}'] for j in range(k)] + [n_id]
+    assert sub.num_nodes == ids[0].numel()
+    for j in range(k + 1):
+        assert sub.num_simplices(j) == ids[j].numel()
+        torch.testing.assert_close(sub[f'x_{j}'], data[f'x_{j}'][ids[j]])
+        assert torch.equal(sub[f'spectrum_{j}'], data[f'spectrum_{j}'])
+        if j > 0:  # vertices relabelled, the faces all kept, B_j exact
+            assert torch.equal(ids[0][sub[f'simplices_{j}']],
+                               data[f'simplices_{j}'][ids[j]])
+            full = dense(*data.boundary(j),
+                         (data.num_simplices(j), data.num_simplices(j - 1)))
+            torch.testing.assert_close(
+                dense(*sub.boundary(j), (ids[j].numel(), ids[j - 1].numel())),
+                full[ids[j]][:, ids[j - 1]])
+            assert full[ids[j]].abs().sum() == sub.boundary(j)[1].abs().sum()
+        n = data.num_simplices(j)
+        for name in ('up', 'down', 'hodge'):
+            index, weight = getattr(sub, f'{name}_laplacian')(j)
+            # sorted by target, then source, as SparseOperator trusts
+            key = index[1] * ids[j].numel() + index[0]
+            assert torch.equal(key, key.unique())
+            expected = dense(*getattr(data, f'{name}_laplacian')(j), (n, n))
+            torch.testing.assert_close(dense(index, weight, (ids[j].numel(), ) * 2),
+                                       expected[ids[j]][:, ids[j]])
+    ops = sub.operators(k)
+    assert ops.num_simplices == n_id.numel() and ops.coboundary.nnz == 0
+    torch.testing.assert_close(ops.up.eigenvalue,
+                               data[f'spectrum_{k}'][:, 1].expand(n_id.numel()))
+
+
+def test_attributes(planar):
+    data = planar.clone()
+    n = data.num_simplices(1)
+    data.y = torch.arange(n)
+    data.train_mask = torch.arange(n) % 2 == 0
+    data.name = 'planar'
+    data.scale = torch.tensor([2.0])
+    before = {key: value.clone() for key, value in data.items()
+              if isinstance(value, torch.Tensor)}
+    n_id = sample(data, 1)
+    sub = simplicial_subcomplex(data, 1, n_id)
+    assert torch.equal(sub.y, n_id) and torch.equal(sub.train_mask, n_id % 2 == 0)
+    assert sub.name == 'planar' and torch.equal(sub.scale, data.scale)
+    # nothing of orders above 1
+    assert not any(key.endswith('_2') for key in sub.keys())
+    for key, value in before.items():  # the complex is left as it was
+        assert torch.equal(data[key], value), key

@@ -1,0 +1,173 @@
+r"""Mini-batches of one large complex: neighbour sampling of k-simplices."""
+from typing import Any, Callable, List, Optional, Sequence, Union
+
+import torch
+from torch import Tensor
+
+from torch_geometric_san.data import SimplicialComplexData
+from torch_geometric_san.loader.simplicial_neighbor_sampler import \
+    SimplicialNeighborSampler
+from torch_geometric_san.loader.utils import operator_rowptr, simplicial_subcomplex
+
+__all__ = ["SimplicialNeighborLoader"]
+
+
+class SimplicialNeighborLoader(torch.utils.data.DataLoader):
+    r"""A data loader that samples the neighbourhoods of seed k-simplices of one
+    complex, the analogue of :class:`torch_geometric.loader.NeighborLoader` for the
+    k-simplices of a :class:`~torch_geometric_san.data.SimplicialComplexData`.
+
+    It is a :class:`torch.utils.data.DataLoader` over the seeds: each mini-batch of
+    :obj:`batch_size` seeds is expanded by
+    :class:`~torch_geometric_san.loader.SimplicialNeighborSampler` (for each hop, up
+    to :obj:`num_neighbors[h]` neighbours per simplex over the union of the upper
+    and lower adjacency; :obj:`-1` takes all) and turned into the sub-complex of the
+    sampled simplices by :func:`~torch_geometric_san.loader.simplicial_subcomplex`:
+    a :class:`~torch_geometric_san.data.SimplicialComplexData` of order
+    :math:`k` holding
+
+    * the sampled k-simplices, relabelled: the seeds first (local ids
+      ``0..batch_size - 1``), then hop by hop, with ``x_k`` and every other
+      attribute of first dimension :math:`N_k` (labels, masks) indexed accordingly;
+    * all their faces (orders :math:`0..k-1`, with their ``x_j``), so that it is a
+      complex and ``batch.operators(k)`` gives what the layers take;
+    * the full complex's ``up``, ``down`` and normalised ``hodge`` Laplacians
+      restricted to the sampled simplices, with the full complex's ``spectrum_k``:
+      nothing is normalised again on a sample, so a seed's output equals its
+      full-batch output when the hops cover the receptive field of the model
+      (``num_neighbors=[-1] * L`` for a model that looks :math:`L` hops far: a
+      :class:`~torch_geometric_san.nn.conv.SANConv` looks
+      :math:`\max(J_u, J_d, J_h)` hops, a stack of layers the sum);
+    * ``n_id`` (the ids in the full complex of the sampled k-simplices, ``[M]``),
+      ``n_id_j`` for the faces of order :math:`j < k`, ``batch_size`` (the number
+      of seeds: the loss is taken on ``out[:batch.batch_size]``) and
+      ``num_sampled_simplices`` (the seeds and the simplices first reached in each
+      hop).
+
+    Simplices at the border of a sample lack some neighbours, so their rows of the
+    restricted operators differ from the full complex's: with all neighbours of
+    :math:`L` hops and a model that looks :math:`R \le L` hops far, the outputs of
+    the simplices at most :math:`L - R` hops from a seed (the seeds among them) are
+    exact, the others are not. The sampling runs where :obj:`data` lives: keep it on
+    the CPU and move each batch (``batch.to(device)``).
+
+    For DistributedDataParallel, give each rank its share of the seeds, e.g.
+    ``sampler=DistributedSampler(range(len(input_ids)), ...)`` (see
+    ``docs/distributed.md``).
+
+    Args:
+        data (SimplicialComplexData): One complex, with its ``spectrum_k`` (as the
+            constructors store it). It is not modified.
+        num_neighbors (Sequence[int]): The number of neighbours drawn per simplex in
+            each hop; :obj:`-1` takes all of them.
+        order (int, optional): The order :math:`k` of the seeds. (default: :obj:`1`)
+        input_simplices (torch.Tensor, optional): The seeds: a boolean mask
+            :obj:`[N_k]` or distinct ids of k-simplices. (default: :obj:`None`, all
+            k-simplices)
+        transform (callable, optional): A function applied to each mini-batch.
+            (default: :obj:`None`)
+        **kwargs (optional): Arguments of :class:`torch.utils.data.DataLoader`, such
+            as :obj:`batch_size`, :obj:`shuffle`, :obj:`num_workers`,
+            :obj:`drop_last` or :obj:`sampler`.
+
+    Raises:
+        TypeError: A wrong type of :obj:`data`, :obj:`input_simplices` or
+            :obj:`num_neighbors`, or a :obj:`dataset` or :obj:`collate_fn`
+            argument (the loader sets both).
+        ValueError: An order out of range, a complex without its spectrum, seeds
+            out of range or repeated, or a mask of the wrong size.
+
+    Example:
+        >>> from torch_geometric_san.data import SimplicialComplexData
+        >>> data = SimplicialComplexData.from_simplices(
+        ...     [[0, 1, 2], [1, 2, 3], [2, 3, 4]], close=True,
+        ...     x_1=torch.arange(7.).view(-1, 1))
+        >>> loader = SimplicialNeighborLoader(data, num_neighbors=[-1], order=1,
+        ...                                   input_simplices=torch.tensor([0, 6]),
+        ...                                   batch_size=1)
+        >>> batch = next(iter(loader))
+        >>> batch.n_id, batch.batch_size, batch.num_sampled_simplices
+        (tensor([0, 1, 2, 3]), 1, [1, 3])
+        >>> batch.x_1.view(-1)
+        tensor([0., 1., 2., 3.])
+        >>> batch.operators(1)  # doctest: +NORMALIZE_WHITESPACE
+        SimplicialOperators(num_simplices=4, up=12, down=14, hodge=6, boundary=8,
+                            coboundary=0)
+    """
+    def __init__(
+        self,
+        data: SimplicialComplexData,
+        num_neighbors: Sequence[int],
+        order: int = 1,
+        input_simplices: Optional[Tensor] = None,
+        transform: Optional[Callable[[SimplicialComplexData], Any]] = None,
+        **kwargs: Any,
+    ):
+        for name in ('dataset', 'collate_fn'):
+            if name in kwargs:
+                raise TypeError(f"SimplicialNeighborLoader sets '{name}' itself; "
+                                f"pass the seeds as input_simplices")
+        self.simplex_sampler = SimplicialNeighborSampler(data, order, num_neighbors)
+        if f'spectrum_{order}' not in data:
+            raise ValueError(f"the complex has no 'spectrum_{order}' (the largest "
+                             f"eigenvalues of its Laplacians), which the sampled "
+                             f"operators need; build it with a constructor of "
+                             f"SimplicialComplexData")
+        if transform is not None and not callable(transform):
+            raise TypeError(f"transform must be callable, not "
+                            f"{type(transform).__name__}")
+        self.data = data
+        self.order = order
+        self.transform = transform
+        self.rowptr = operator_rowptr(data, order)
+        self.input_ids = _seed_ids(input_simplices, data.num_simplices(order), order)
+        super().__init__(range(self.input_ids.numel()), collate_fn=self.collate_fn,
+                         **kwargs)
+
+    def collate_fn(self, index: Union[Tensor, List[int]]) -> Any:
+        r"""The mini-batch of the seeds at positions :obj:`index` of the input.
+
+        Args:
+            index (torch.Tensor or List[int]): Positions in the seeds.
+
+        Returns:
+            SimplicialComplexData: The sampled sub-complex (after :obj:`transform`).
+        """
+        seeds = self.input_ids[torch.as_tensor(index, dtype=torch.long)]
+        n_id, num_sampled = self.simplex_sampler.sample(seeds)
+        batch = simplicial_subcomplex(self.data, self.order, n_id, self.rowptr)
+        batch.batch_size = seeds.numel()
+        batch.num_sampled_simplices = num_sampled
+        return batch if self.transform is None else self.transform(batch)
+
+    def __repr__(self) -> str:
+        return (f'{self.__class__.__name__}(order={self.order}, '
+                f'num_neighbors={self.simplex_sampler.num_neighbors})')
+
+
+def _seed_ids(input_simplices: Optional[Tensor], n: int, order: int) -> Tensor:
+    # The seed ids [B] of a mask or an index, checked.
+    if input_simplices is None:
+        return torch.arange(n)
+    if not isinstance(input_simplices, Tensor):
+        raise TypeError(f"input_simplices must be a tensor (a boolean mask or ids of "
+                        f"{order}-simplices), not {type(input_simplices).__name__}")
+    if input_simplices.dtype == torch.bool:
+        if input_simplices.shape != (n, ):
+            raise ValueError(f"the mask input_simplices must have shape [{n}] (the "
+                             f"{order}-simplices), got {list(input_simplices.shape)}")
+        return input_simplices.nonzero().view(-1)
+    if input_simplices.is_floating_point() or input_simplices.is_complex() or \
+            input_simplices.dim() != 1:
+        raise TypeError(f"input_simplices must be a boolean mask or a 1-D integer "
+                        f"tensor of ids, got dtype {input_simplices.dtype} and shape "
+                        f"{list(input_simplices.shape)}")
+    ids = input_simplices.to(torch.long)
+    if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= n):
+        raise ValueError(f"input_simplices holds ids outside [0, {n}) (min "
+                         f"{int(ids.min())}, max {int(ids.max())}), the "
+                         f"{order}-simplices of the complex")
+    if torch.unique(ids).numel() != ids.numel():
+        raise ValueError("input_simplices holds repeated ids; each seed must be "
+                         "distinct")
+    return ids.clone()

@@ -1,0 +1,145 @@
+r"""Neighbour sampling over the upper and lower adjacency of the k-simplices."""
+from typing import List, Sequence, Tuple
+
+import torch
+from torch import Tensor
+
+from torch_geometric_san.data import SimplicialComplexData
+from torch_geometric_san.utils.validation import check_int
+
+__all__ = ["SimplicialNeighborSampler"]
+
+
+class SimplicialNeighborSampler:
+    r"""Samples the neighbourhood of seed k-simplices hop by hop, as PyG's
+    :class:`~torch_geometric.sampler.NeighborSampler` does for nodes.
+
+    Two k-simplices are neighbours when they share a (k-1)-face or are faces of a
+    common (k+1)-simplex: the union of the patterns of
+    :math:`\mathbf{L}_k^{(d)}` and :math:`\mathbf{L}_k^{(u)}` without the diagonal,
+    which holds the pattern of the Hodge Laplacian and of every attention
+    neighbourhood of the layers. It is built once, in compressed rows
+    (:obj:`indptr`, :obj:`indices`). In hop :math:`h`, each simplex reached in hop
+    :math:`h-1` (the seeds for :math:`h = 1`) draws :obj:`num_neighbors[h - 1]` of its
+    neighbours uniformly without replacement (all of them where it has fewer, or for
+    :obj:`-1`); the simplices not reached before are the next hop's frontier. All of
+    it is vectorised over the frontier (a partial Fisher-Yates shuffle of the rows
+    with more neighbours than the fan-out, one vectorised step per draw), with
+    :mod:`torch`'s default generator.
+
+    Args:
+        data (SimplicialComplexData): The complex (one complex, not a batch).
+        order (int): The order :math:`k` of the sampled simplices.
+        num_neighbors (Sequence[int]): The number of neighbours drawn per simplex in
+            each hop; :obj:`-1` takes all of them.
+
+    Raises:
+        TypeError: If :obj:`data` is not a single
+            :class:`~torch_geometric_san.data.SimplicialComplexData` or an argument
+            has the wrong type.
+        ValueError: If :obj:`order` is out of range or a number of neighbours is
+            below :obj:`-1`.
+
+    Example:
+        >>> from torch_geometric_san.data import SimplicialComplexData
+        >>> data = SimplicialComplexData.from_simplices([[0, 1, 2], [1, 2, 3]],
+        ...                                             close=True)
+        >>> sampler = SimplicialNeighborSampler(data, order=1, num_neighbors=[-1])
+        >>> sampler.indptr  # edges 01, 02, 12, 13, 23
+        tensor([ 0,  3,  6, 10, 13, 16])
+        >>> sampler.indices
+        tensor([1, 2, 3, 0, 2, 4, 0, 1, 3, 4, 0, 2, 4, 1, 2, 3])
+        >>> n_id, num_sampled = sampler.sample(torch.tensor([0]))
+        >>> n_id, num_sampled
+        (tensor([0, 1, 2, 3]), [1, 3])
+    """
+    def __init__(self, data: SimplicialComplexData, order: int,
+                 num_neighbors: Sequence[int]):
+        if not isinstance(data, SimplicialComplexData):
+            raise TypeError(f"data must be a SimplicialComplexData, not "
+                            f"{type(data).__name__}")
+        if hasattr(data, 'num_graphs'):
+            raise TypeError("data is a batch of complexes; sample one complex")
+        self.order = check_int(order, 'order', minimum=0, maximum=data.order)
+        if isinstance(num_neighbors, (str, bytes, Tensor)) or \
+                not isinstance(num_neighbors, Sequence):
+            raise TypeError(f"num_neighbors must be a list of ints, not "
+                            f"{type(num_neighbors).__name__}")
+        self.num_neighbors = [check_int(n, f'num_neighbors[{hop}]', minimum=-1)
+                              for hop, n in enumerate(num_neighbors)]
+        self.num_simplices = data.num_simplices(order)
+        self.indptr, self.indices = _union_pattern(data, order)
+
+    def sample(self, seeds: Tensor) -> Tuple[Tensor, List[int]]:
+        r"""Samples the neighbourhood of :obj:`seeds`.
+
+        Args:
+            seeds (torch.Tensor): Distinct ids of k-simplices :obj:`[B]`
+                (:obj:`torch.long`), not checked (the loader checks its input once).
+
+        Returns:
+            (torch.Tensor, List[int]): The sampled ids :obj:`n_id` :obj:`[M]`: the
+            seeds in their order, then the simplices first reached in hop 1, hop 2,
+            ..., each hop in the order its simplices were drawn; and the number of
+            simplices of each of these groups (seeds included).
+        """
+        indptr, indices = self.indptr, self.indices
+        seen = torch.zeros(self.num_simplices, dtype=torch.bool, device=seeds.device)
+        seen[seeds] = True
+        # Deduplication without a sort: each candidate writes its position into
+        # `owner` and the one whose write is kept stands for its simplex (only
+        # written entries are read, so it needs no initialisation).
+        owner = torch.empty(self.num_simplices, dtype=torch.long, device=seeds.device)
+        groups, frontier = [seeds], seeds
+        for fanout in self.num_neighbors:
+            start = indptr[frontier]
+            degree = indptr[frontier + 1] - start
+            # Rows with no more neighbours than the fan-out give all of them, the
+            # others `fanout` drawn by `_draw`.
+            take = degree if fanout < 0 else degree.clamp(max=fanout)
+            total = int(take.sum())
+            first = torch.cumsum(take, 0) - take  # of each row's draws in `pos`
+            pos = torch.arange(total, device=seeds.device) + torch.repeat_interleave(
+                start - first, take, output_size=total)
+            big = (degree > take).nonzero().view(-1)
+            if big.numel():
+                drawn = _draw(degree[big], fanout) + start[big, None]
+                slots = first[big, None] + torch.arange(fanout, device=seeds.device)
+                pos[slots.view(-1)] = drawn.view(-1)
+            candidates = indices[pos]
+            candidates = candidates[~seen[candidates]]
+            place = torch.arange(candidates.numel(), device=seeds.device)
+            owner[candidates] = place
+            frontier = candidates[owner[candidates] == place]
+            seen[frontier] = True
+            groups.append(frontier)
+        return torch.cat(groups), [group.numel() for group in groups]
+
+
+def _draw(degree: Tensor, count: int) -> Tensor:
+    # `count` distinct offsets in [0, degree) per row [R, count], uniformly: the first
+    # `count` steps of a Fisher-Yates shuffle of each row's offsets, all rows at once
+    # (a loop over the draws, not over the rows).
+    first = torch.cumsum(degree, 0) - degree
+    offset = torch.repeat_interleave(first, degree)
+    perm = torch.arange(offset.numel(), device=degree.device) - offset  # row offsets
+    for step in range(count):
+        # swap slot `step` of each row with a uniform slot in [step, degree)
+        pick = (torch.rand(degree.numel(), dtype=torch.float64, device=degree.device)
+                * (degree - step)).long().clamp_(max=degree - step - 1) + step
+        a, b = first + step, first + pick
+        perm[a], perm[b] = perm[b], perm[a]
+    return perm[first[:, None] + torch.arange(count, device=degree.device)]
+
+
+def _union_pattern(data: SimplicialComplexData, order: int) -> Tuple[Tensor, Tensor]:
+    # The compressed rows (indptr [N + 1], indices) of the pattern of L_k^(d) + L_k^(u)
+    # without the diagonal, each row's columns ascending.
+    n = data.num_simplices(order)
+    index = torch.cat([data.down_laplacian(order)[0], data.up_laplacian(order)[0]], 1)
+    index = index[:, index[0] != index[1]]
+    key = torch.unique(index[1] * n + index[0])
+    row, col = key // n, key % n
+    indptr = torch.zeros(n + 1, dtype=torch.long, device=key.device)
+    indptr[1:] = torch.cumsum(torch.bincount(row, minlength=n), 0)
+    return indptr, col
