@@ -412,6 +412,18 @@ def test_reset_parameters_and_gain():
                          "attention='separate')")
 
 
+@pytest.mark.parametrize('orientation_equivariant', [False, True])
+def test_huge_signals_give_finite_outputs(kit, orientation_equivariant):
+    # Scores of signals near 1e20 overflow float32 (the bilinear ones square them).
+    data = kit.delaunay(10, dtype=torch.float32)
+    torch.manual_seed(0)
+    conv = SANConv(3, 4, J_up=2, J_down=2, J_harmonic=2, heads=2,
+                   orientation_equivariant=orientation_equivariant)
+    x = torch.randn(data.num_simplices(1), 3) * 1e20
+    out = conv(x, data.operators(1))
+    assert torch.isfinite(out).all()
+
+
 def test_explainers_are_refused(kit):
     data = kit.delaunay(8)
     conv = make_conv()

@@ -530,6 +530,9 @@ class SANConv(MessagePassing):
         if score is None:
             assert alpha_j is not None and alpha_i is not None
             score = alpha_j + alpha_i
+        # Scores of huge signals can overflow (the bilinear ones square the
+        # signal): the largest finite values keep the softmax defined.
+        score = torch.nan_to_num(score)
         alpha = F.leaky_relu(score, self.negative_slope)
         assert dim_size is not None
         alpha = segment_softmax(alpha, index, dim_size)
