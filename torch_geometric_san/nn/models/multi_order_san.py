@@ -59,6 +59,11 @@ class MultiOrderSAN(torch.nn.Module):
     before it orders :math:`k-1..k+1`, and so on); without inter-order
     messages that is order :math:`k` alone, i.e. :class:`SAN` with an MLP head.
 
+    The layer of order :math:`0` has no lower branch and that of order
+    :math:`K` no upper one (:math:`\mathbf{B}_0` and :math:`\mathbf{B}_{K+1}`
+    do not exist), unless :obj:`conv_kwargs` share the weights or the
+    attention of the two branches.
+
     Each order's :meth:`~torch_geometric_san.data.SimplicialComplexData.operators`
     is built once per call and given to every layer, so each operator form is
     derived once per batch.
@@ -71,8 +76,8 @@ class MultiOrderSAN(torch.nn.Module):
         num_layers (int): Number of layers.
         out_channels (int): Size of each output sample (per simplex, or per
             complex with a readout).
-        max_order (int, optional): The largest order :math:`K`.
-            (default: :obj:`2`)
+        max_order (int, optional): The order :math:`K \geq 1` of the
+            complexes. (default: :obj:`2`)
         readout (str, optional): :obj:`None` (per-simplex output of
             :obj:`order`), :obj:`"sum"`, :obj:`"mean"` or :obj:`"max"`.
             (default: :obj:`"sum"`)
@@ -98,8 +103,8 @@ class MultiOrderSAN(torch.nn.Module):
 
     Shapes:
         - **input:** a (batched)
-          :class:`~torch_geometric_san.data.SimplicialComplexData` of order at
-          least :math:`K` with :obj:`x_k` :math:`(N_k, F_k)` for the orders it
+          :class:`~torch_geometric_san.data.SimplicialComplexData` of order
+          :math:`K` with :obj:`x_k` :math:`(N_k, F_k)` for the orders it
           uses (all of :math:`0..K` with a readout)
         - **output:** :math:`(N_k, F_{out})` per simplex of :obj:`order`, or
           :math:`(G, F_{out})` for :math:`G` complexes (:math:`G = 1` for one
@@ -137,7 +142,7 @@ class MultiOrderSAN(torch.nn.Module):
         conv_kwargs: Optional[Dict[str, Any]] = None,
     ):
         super().__init__()
-        check_int(max_order, "'max_order'", minimum=0)
+        check_int(max_order, "'max_order' (use SAN for one order)", minimum=1)
         for name, value in (("'hidden_channels'", hidden_channels),
                             ("'num_layers'", num_layers),
                             ("'out_channels'", out_channels),
@@ -224,7 +229,7 @@ class MultiOrderSAN(torch.nn.Module):
 
         Args:
             data (SimplicialComplexData): A complex or a batch of complexes
-                (:class:`~torch_geometric.data.Batch`), of order at least
+                (:class:`~torch_geometric.data.Batch`) of order
                 :obj:`max_order`, with the signals :obj:`x_k`
                 :math:`(N_k, F_k)`; not modified.
 
@@ -236,9 +241,10 @@ class MultiOrderSAN(torch.nn.Module):
         if not isinstance(data, Data) or not hasattr(data, 'operators'):
             raise TypeError(f"expected a SimplicialComplexData, got "
                             f"{type(data).__name__}")
-        if data.order < self.max_order:
-            raise ValueError(f"the model needs a complex of order at least "
-                             f"{self.max_order} (got order {data.order})")
+        if data.order != self.max_order:
+            raise ValueError(f"the model needs a complex of order {self.max_order} "
+                             f"(got order {data.order}; lift with max_order="
+                             f"{self.max_order})")
         xs: Dict[int, Tensor] = {}
         for k in self._inputs:
             if f'x_{k}' not in data:
@@ -287,7 +293,8 @@ class _MultiOrderLayer(torch.nn.Module):
         max_order = len(in_channels) - 1
         self.targets = targets
         self.convs = torch.nn.ModuleDict({
-            str(k): SANConv(in_channels[k], out_channels, **conv_kwargs)
+            str(k): SANConv(in_channels[k], out_channels,
+                            **_without_absent_branches(conv_kwargs, k, max_order))
             for k in targets
         })
         conv = self.convs[str(targets[0])]
@@ -317,6 +324,18 @@ class _MultiOrderLayer(torch.nn.Module):
                 h = h + self.from_above[str(k)](cofaces[k + 1].t().matmul(xs[k + 1]))
             out[k] = h
         return out
+
+
+def _without_absent_branches(conv_kwargs: Dict[str, Any], k: int,
+                             max_order: int) -> Dict[str, Any]:
+    # Order 0 has no lower Laplacian and order K (of a K-complex) no upper one:
+    # their layers leave out the branch, unless its weights are shared with
+    # the other branch (shared attention or weights need J_up == J_down).
+    if conv_kwargs.get('attention') == 'shared' or conv_kwargs.get('shared_weights'):
+        return conv_kwargs
+    absent = [name for name, empty in (('J_down', k == 0), ('J_up', k == max_order))
+              if empty]
+    return dict(conv_kwargs, **dict.fromkeys(absent, 0))
 
 
 def _unsigned(op: SparseOperator) -> SparseOperator:
