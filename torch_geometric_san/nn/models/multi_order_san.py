@@ -259,11 +259,11 @@ class MultiOrderSAN(torch.nn.Module):
         ops = {k: data.operators(k) for k in self._inputs}
         # |B_k|^T [N_k, N_{k-1}], shared by every layer (and its transpose
         # |B_k|, derived once on first use).
-        cofaces = {k: _unsigned(ops[k - 1].coboundary)
-                   for k in self._inputs if self.inter_order and k - 1 in ops}
+        incidence = {k: _unsigned(ops[k - 1].coboundary)
+                     for k in self._inputs if self.inter_order and k - 1 in ops}
 
         for layer in self.layers:
-            xs = layer(xs, ops, cofaces)
+            xs = layer(xs, ops, incidence)
             xs = {k: F.dropout(self.act(x), p=self.dropout, training=self.training)
                   for k, x in xs.items()}
 
@@ -273,7 +273,8 @@ class MultiOrderSAN(torch.nn.Module):
         num_graphs = data.num_graphs if isinstance(data, Batch) else 1
         pooled = [READOUTS[self.readout](xs[k], data.simplex_batch(k), size=num_graphs)
                   for k in range(self.max_order + 1)]
-        out = torch.cat(pooled, dim=-1) if self.combine == 'cat' else torch.stack(pooled).sum(0)
+        out = (torch.cat(pooled, dim=-1) if self.combine == 'cat' else
+               torch.stack(pooled).sum(0))
         return self.mlp(out)
 
     def __repr__(self) -> str:
@@ -314,14 +315,15 @@ class _MultiOrderLayer(torch.nn.Module):
             module.reset_parameters()
 
     def forward(self, xs: Dict[int, Tensor], ops: Dict[int, SimplicialOperators],
-                cofaces: Dict[int, SparseOperator]) -> Dict[int, Tensor]:
+                incidence: Dict[int, SparseOperator]) -> Dict[int, Tensor]:
+        # incidence[k] = |B_k|^T, [N_k, N_{k-1}]
         out = {}
         for k in self.targets:
             h = self.convs[str(k)](xs[k], ops[k])
             if str(k) in self.from_below:  # faces: |B_k|^T x_{k-1}
-                h = h + self.from_below[str(k)](cofaces[k].matmul(xs[k - 1]))
+                h = h + self.from_below[str(k)](incidence[k].matmul(xs[k - 1]))
             if str(k) in self.from_above:  # cofaces: |B_{k+1}| x_{k+1}
-                h = h + self.from_above[str(k)](cofaces[k + 1].t().matmul(xs[k + 1]))
+                h = h + self.from_above[str(k)](incidence[k + 1].t().matmul(xs[k + 1]))
             out[k] = h
         return out
 
