@@ -29,7 +29,7 @@ def test_citation_imputation(load_example, raw_root):
 
 def test_graph_classification(load_example, tiny_tu_dataset):
     # 24 small graphs, with (class 1) or without (class 0) triangles, 6 test
-    # graphs; the triangles tell the classes apart.
+    # graphs; the triangles tell the classes apart (10 epochs: all 6 right).
     accuracy = load_example('graph_classification').main(tiny_tu_dataset, 'TINY',
-                                                         epochs=30, seed=0)
+                                                         epochs=10, seed=0)
     assert accuracy >= 5 / 6
