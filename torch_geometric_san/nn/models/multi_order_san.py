@@ -187,8 +187,8 @@ class MultiOrderSAN(torch.nn.Module):
         # layers.
         orders = range(max_order + 1)
         outputs: List[List[int]] = []
-        for layer in range(num_layers):
-            reach = num_layers - 1 - layer if inter_order else 0
+        for index in range(num_layers):
+            reach = num_layers - 1 - index if inter_order else 0
             outputs.append([k for k in orders if order is None
                             or abs(k - order) <= reach])
 
@@ -201,9 +201,8 @@ class MultiOrderSAN(torch.nn.Module):
             channels = [layer.out_channels] * (max_order + 1)
         self._inputs = sorted(self.layers[0].inputs)
 
-        width = channels[0]
-        first = width * (max_order + 1) if readout is not None and combine == 'cat' \
-            else width
+        pooled_orders = max_order + 1 if readout is not None and combine == 'cat' else 1
+        first = channels[0] * pooled_orders
         self.mlp = MLP([first] + [first] * (readout_layers - 1) + [out_channels],
                        dropout=dropout, act=mlp_act, norm=None)
 
