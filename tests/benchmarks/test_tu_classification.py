@@ -39,6 +39,14 @@ def test_pipeline(tu_classification, tiny_tu_dataset, tmp_path):
     assert all(f'| {model} |' in text for model in MODELS)
     assert 'lifting all 24 graphs under 5 s' in text and 'Command: `python' in text
 
+    # A report rebuilds the tables from the saved runs, with their lifting time.
+    report = tu_classification.main([
+        '--dataset', 'TINY', '--root', tiny_tu_dataset, '--report-only', '--no-progress',
+        '--output', str(tmp_path / 'out'), '--no-results'])
+    assert report['runs'] == runs and report['lift_time'] == out['lift_time']
+    with pytest.raises(ValueError, match='no runs saved'):
+        tu_classification.main(['--report-only', '--output', str(tmp_path / 'empty')])
+
 
 def test_splits_and_arguments(tu_classification):
     train, val, test = tu_classification.split(1113, seed=3)
