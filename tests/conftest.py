@@ -153,3 +153,37 @@ def terminal_stderr():
     that says it is a terminal (progress bars are drawn on terminals only). Used in the
     test body: pytest's output capture resets ``sys.stderr`` after fixture set-up."""
     return _terminal_stderr
+
+
+def _write_tiny_tu_dataset(root, name: str = 'TINY', num_graphs: int = 24) -> str:
+    # A TU-format dataset (the files TUDataset reads from <root>/<name>/raw):
+    # random graphs of 6-9 nodes with 3 node labels; class 1 graphs are cycles
+    # with chords (triangles), class 0 graphs are paths (no triangles).
+    raw = os.path.join(str(root), name, 'raw')
+    os.makedirs(raw)
+    rng = np.random.default_rng(0)
+    edges, indicator, node_labels, graph_labels, offset = [], [], [], [], 0
+    for g in range(num_graphs):
+        n, label = int(rng.integers(6, 10)), g % 2
+        pairs = [(i, i + 1) for i in range(n - 1)]
+        if label:
+            pairs += [(i, i + 2) for i in range(0, n - 2, 2)]
+        for i, j in pairs:  # both directions, 1-based ids
+            edges += [(offset + i + 1, offset + j + 1), (offset + j + 1, offset + i + 1)]
+        indicator += [g + 1] * n
+        node_labels += rng.integers(0, 3, n).tolist()
+        graph_labels.append(label)
+        offset += n
+    for suffix, rows in (('A', [f'{i}, {j}' for i, j in edges]),
+                         ('graph_indicator', indicator), ('node_labels', node_labels),
+                         ('graph_labels', graph_labels)):
+        with open(os.path.join(raw, f'{name}_{suffix}.txt'), 'w') as f:
+            f.write('\n'.join(map(str, rows)) + '\n')
+    return str(root)
+
+
+@pytest.fixture
+def tiny_tu_dataset(tmp_path):
+    r"""The root of a small TU-format dataset ``TINY`` (24 graphs, 3 node labels,
+    classes: with or without triangles), written in a fresh directory."""
+    return _write_tiny_tu_dataset(tmp_path / 'tu')

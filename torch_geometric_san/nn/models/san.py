@@ -1,4 +1,4 @@
-from typing import Any, Callable, Dict, Optional, Type, Union
+from typing import Any, Callable, Dict, Optional, Tuple, Type, Union
 
 import torch
 import torch.nn.functional as F
@@ -17,6 +17,14 @@ READOUTS: Dict[str, Callable[..., Tensor]] = {
     'mean': global_mean_pool,
     'max': global_max_pool,
 }
+
+
+def _resolve_act(act: Union[str, Callable, None]) -> Tuple[Union[str, Callable, None],
+                                                            torch.nn.Module]:
+    # (the activation as PyG's MLP takes it, None for the identity; the module)
+    if act is None or (isinstance(act, str) and act.lower() == 'identity'):
+        return None, torch.nn.Identity()  # PyG's resolver has no identity
+    return act, activation_resolver(act)
 
 
 class SAN(torch.nn.Module):
@@ -141,9 +149,7 @@ class SAN(torch.nn.Module):
         self.invariant_readout = invariant_readout
         self.num_simplices = num_simplices
         self.dropout = dropout
-        if act is None or (isinstance(act, str) and act.lower() == 'identity'):
-            act = None  # PyG's resolver has no identity; MLP takes None
-        self.act = torch.nn.Identity() if act is None else activation_resolver(act)
+        act, self.act = _resolve_act(act)
         conv_kwargs = dict(conv_kwargs or {})
 
         self.convs = torch.nn.ModuleList()

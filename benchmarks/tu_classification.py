@@ -1,0 +1,282 @@
+"""Graph classification on lifted TU datasets: MultiOrderSAN against PyG's GIN and GAT.
+
+Each graph of a ``torch_geometric.datasets.TUDataset`` (PROTEINS by default) is
+lifted to its clique 2-complex by ``LiftToCliqueComplex(max_order=2, lift_x=True)``
+(the node features reach the edges and triangles as the mean over their vertices)
+and classified by ``MultiOrderSAN``: two layers of one SANConv per order (nodes,
+edges, triangles) with messages between neighbouring orders, a sum readout of
+every order, concatenated, and an MLP. The baselines are
+``torch_geometric.nn.models.GIN`` and ``GAT`` on the graphs themselves, each
+followed by a global pooling (sum for GIN, mean for GAT) and the same MLP.
+
+Protocol (TopoBench's): for each data seed, a random split of the graphs, 50 %
+training, 25 % validation, 25 % test; every model is trained on the same split
+(Adam, lr ``--lr``, mini-batches of ``--batch-size``, ``--epochs`` epochs), the
+epoch with the best validation accuracy (the first of equals) is kept and its
+test accuracy reported, as mean +- std over the seeds (population std). The
+seed also fixes the initialisation, dropout and batch order.
+
+The raw files are looked up in ``<root>/<NAME>/raw``; where missing, they are
+copied from ``--data-root`` (default ``$TGSAN_SHARED_DATA`` or ``../shared/data``,
+whose ``tu_proteins/PROTEINS/raw`` holds PROTEINS), else TUDataset downloads them.
+The script prints a markdown table, writes it with a JSON of all runs to
+``--output`` and, for a full run, into ``docs/results.md`` (command, machine, wall
+time, the lifting time and the targets of the issue).
+
+Examples::
+
+    python benchmarks/tu_classification.py --quick    # one seed, 5 epochs, 1-2 min
+    python benchmarks/tu_classification.py            # 5 seeds, 3 models, results.md
+    python benchmarks/tu_classification.py --dataset MUTAG --device cuda
+"""
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+from torch_geometric.data import Data
+from torch_geometric.datasets import TUDataset
+from torch_geometric.loader import DataLoader
+from torch_geometric.nn import MLP, global_add_pool, global_mean_pool
+from torch_geometric.nn.models import GAT, GIN
+from tqdm import tqdm
+
+from torch_geometric_san.nn.models import MultiOrderSAN
+from torch_geometric_san.transforms import LiftToCliqueComplex
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _common  # noqa: E402
+
+MODELS = ['MultiOrderSAN', 'GIN', 'GAT']
+SECTION = 'TU graph classification'
+#: TopoBench's best simplicial model on PROTEINS (SCN, clique lifting).
+TARGET = (75.27, 2.14)
+QUICK = dict(seeds=[0], epochs=5)
+FULL = dict(seeds=list(range(5)), epochs=60)
+
+
+class GraphClassifier(torch.nn.Module):
+    r"""A PyG graph network followed by a global pooling and an MLP.
+
+    Args:
+        gnn (torch.nn.Module): Maps :obj:`(x, edge_index)` to node features.
+        pool (Callable): :func:`global_add_pool` or :func:`global_mean_pool`.
+        mlp (MLP): Maps the pooled features to the logits.
+    """
+    def __init__(self, gnn: torch.nn.Module, pool, mlp: MLP):
+        super().__init__()
+        self.gnn, self.pool, self.mlp = gnn, pool, mlp
+
+    def forward(self, data: Data) -> Tensor:
+        x = self.gnn(data.x, data.edge_index)
+        return self.mlp(self.pool(x, data.batch, size=data.num_graphs))
+
+
+def build_model(name: str, num_features: List[int], num_classes: int,
+                args: argparse.Namespace) -> torch.nn.Module:
+    """The model :obj:`name` for inputs of :obj:`num_features` per order (the
+    graph networks read order 0)."""
+    hidden, dropout = args.hidden, args.dropout
+    head = [hidden, hidden, num_classes]
+    if name == 'MultiOrderSAN':
+        return MultiOrderSAN(num_features, hidden, num_layers=args.layers,
+                             out_channels=num_classes, max_order=2, readout='sum',
+                             combine='cat', dropout=dropout,
+                             conv_kwargs=dict(J_up=1, J_down=1, J_harmonic=0))
+    if name == 'GIN':
+        return GraphClassifier(GIN(num_features[0], hidden, args.layers, dropout=dropout),
+                               global_add_pool, MLP(head, dropout=dropout, norm=None))
+    return GraphClassifier(GAT(num_features[0], hidden, args.layers, dropout=dropout),
+                           global_mean_pool, MLP(head, dropout=dropout, norm=None))
+
+
+def load(args: argparse.Namespace) -> List[Data]:
+    """The graphs of the dataset (raw files provided from the shared data where
+    the root lacks them)."""
+    root = Path(args.root)
+    source = _common.shared_data_dir(args.data_root) / f'tu_{args.dataset.lower()}' / \
+        args.dataset / 'raw'
+    if source.is_dir():
+        _common.provide_raw_files(root / args.dataset / 'raw',
+                                  sorted(p.name for p in source.iterdir()), source)
+    dataset = TUDataset(str(root), args.dataset)
+    if dataset.num_node_features == 0:
+        raise ValueError(f"{args.dataset} has no node features, which the lifted "
+                         f"complexes and the baselines take as input")
+    return [dataset[i] for i in range(len(dataset))]
+
+
+def lift_all(graphs: List[Data], args: argparse.Namespace) -> Tuple[List[Data], float]:
+    """The clique 2-complexes of :obj:`graphs` and the seconds it took."""
+    lift = LiftToCliqueComplex(max_order=2, edge_attr='feature', lift_x=True)
+    start = time.perf_counter()
+    complexes = [lift(graph) for graph in tqdm(graphs, desc='lifting', leave=False,
+                                               disable=no_bar(args))]
+    return complexes, time.perf_counter() - start
+
+
+def no_bar(args: argparse.Namespace) -> Optional[bool]:
+    """tqdm's :obj:`disable`: off with ``--no-progress``, else on a terminal only."""
+    return True if args.no_progress else None
+
+
+def split(num: int, seed: int) -> Tuple[Tensor, Tensor, Tensor]:
+    """A random 50/25/25 % split of :obj:`num` graphs, drawn with :obj:`seed`."""
+    perm = torch.randperm(num, generator=torch.Generator().manual_seed(seed))
+    train, val = num // 2, num // 4
+    return perm[:train], perm[train:train + val], perm[train + val:]
+
+
+@torch.no_grad()
+def accuracy(model: torch.nn.Module, loader: DataLoader, device: str) -> float:
+    model.eval()
+    correct = total = 0
+    for batch in loader:
+        batch = batch.to(device)
+        correct += int((model(batch).argmax(-1) == batch.y).sum())
+        total += batch.num_graphs
+    return correct / total
+
+
+def train_one(name: str, data: List[Data], seed: int, args: argparse.Namespace,
+              num_features: List[int], num_classes: int) -> Dict[str, Any]:
+    train_idx, val_idx, test_idx = split(len(data), seed)
+    _common.set_seed(seed)
+    model = build_model(name, num_features, num_classes, args).to(args.device)
+    optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
+    loaders = [DataLoader([data[i] for i in idx], batch_size=args.batch_size,
+                          shuffle=shuffle)
+               for idx, shuffle in ((train_idx, True), (val_idx, False),
+                                    (test_idx, False))]
+    best = dict(val_acc=-1.0, test_acc=0.0, best_epoch=0)
+    start = time.perf_counter()
+    bar = tqdm(range(1, args.epochs + 1), desc=f'{name} seed {seed}', leave=False,
+               disable=no_bar(args), dynamic_ncols=True)
+    for epoch in bar:
+        model.train()
+        for batch in loaders[0]:
+            batch = batch.to(args.device)
+            optimizer.zero_grad()
+            F.cross_entropy(model(batch), batch.y).backward()
+            optimizer.step()
+        val_acc = accuracy(model, loaders[1], args.device)
+        if val_acc > best['val_acc']:
+            best = dict(val_acc=val_acc, test_acc=accuracy(model, loaders[2], args.device),
+                        best_epoch=epoch)
+        bar.set_postfix(val=f'{val_acc:.3f}', best=f'{best["val_acc"]:.3f}')
+    return dict(model=name, seed=seed, epochs=args.epochs,
+                train_time=time.perf_counter() - start, **best)
+
+
+def results_table(runs: List[Dict[str, Any]]) -> str:
+    rows = []
+    for name in MODELS:
+        mine = [r for r in runs if r['model'] == name]
+        if mine:
+            rows.append([name, _common.mean_std([r['test_acc'] for r in mine], digits=2),
+                         _common.mean_std([r['val_acc'] for r in mine], digits=2),
+                         f'{sum(r["best_epoch"] for r in mine) / len(mine):.0f}',
+                         f'{sum(r["train_time"] for r in mine) / len(mine):.0f}',
+                         str(len(mine))])
+    return _common.markdown_table(
+        ['model', 'test accuracy (%)', 'validation accuracy (%)', 'mean best epoch',
+         'seconds per run', 'seeds'], rows)
+
+
+def target_checks(runs: List[Dict[str, Any]], wall_time: float,
+                  lift_time: float, num_graphs: int) -> str:
+    def mean(name: str) -> Optional[float]:
+        values = [100 * r['test_acc'] for r in runs if r['model'] == name]
+        return sum(values) / len(values) if values else None
+
+    san, gin = mean('MultiOrderSAN'), mean('GIN')
+    verdict = (lambda ok: 'met' if ok else 'not met')
+    lines = [f'- lifting all {num_graphs} graphs under 5 s: {lift_time:.1f} s, '
+             f'{verdict(lift_time < 5)}',
+             f'- whole run under 20 minutes: {wall_time / 60:.1f} min, '
+             f'{verdict(wall_time < 20 * 60)}']
+    if san is not None:
+        lines.append(f'- MultiOrderSAN at least {TARGET[0]} (TopoBench SCN on PROTEINS): '
+                     f'{san:.2f}, {verdict(san >= TARGET[0])}')
+    if san is not None and gin is not None:
+        lines.append(f'- MultiOrderSAN not below GIN on the same splits: {san:.2f} '
+                     f'against {gin:.2f}, {verdict(san >= gin)}')
+    return '\n'.join(lines)
+
+
+def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser.add_argument('--quick', action='store_true',
+                        help=f'seeds {QUICK["seeds"]}, {QUICK["epochs"]} epochs; does '
+                        'not update the results page')
+    parser.add_argument('--dataset', default='PROTEINS',
+                        help='TU dataset name (downloaded when its raw files are missing)')
+    parser.add_argument('--models', nargs='+', choices=MODELS, default=MODELS)
+    parser.add_argument('--seeds', nargs='+', type=int)
+    parser.add_argument('--epochs', type=int)
+    parser.add_argument('--batch-size', type=int, default=64)
+    parser.add_argument('--lr', type=float, default=0.005)
+    parser.add_argument('--hidden', type=int, default=32)
+    parser.add_argument('--layers', type=int, default=2)
+    parser.add_argument('--dropout', type=float, default=0.2)
+    parser.add_argument('--device', default='cpu')
+    parser.add_argument('--threads', type=int, default=1,
+                        help='torch CPU threads (default 1: faster on a busy CPU)')
+    parser.add_argument('--root', default=str(_common.REPO / 'data' / 'TU'),
+                        help='TUDataset root (raw files in <root>/<NAME>/raw)')
+    parser.add_argument('--data-root',
+                        help='where tu_<name>/<NAME>/raw is looked up when the root '
+                        'lacks the raw files (default: $TGSAN_SHARED_DATA or '
+                        '../shared/data)')
+    _common.add_run_arguments(parser, 'tu_classification', 'models/seeds')
+    return _common.finish_args(parser.parse_args(argv), QUICK, FULL)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
+    args = parse_args(argv)
+    torch.set_num_threads(args.threads)
+    log = _common.open_run_log(args, 'tu_classification', argv)
+    if args.report_only and not log.runs:
+        raise ValueError(f'--report-only: no runs saved in {log.path}')
+    graphs = load(args)
+    tasks = [(name, seed) for seed in args.seeds for name in args.models
+             if not log.done(model=name, seed=seed, dataset=args.dataset)]
+    if not args.report_only:
+        complexes, lift_time = lift_all(graphs, args)
+        log.add_data_time('lifting', lift_time)
+        num_features = [complexes[0].num_simplex_features(k) for k in range(3)]
+        num_classes = int(max(int(g.y.max()) for g in graphs) + 1)
+        for name, seed in tasks:
+            data = complexes if name == 'MultiOrderSAN' else graphs
+            run = train_one(name, data, seed, args, num_features, num_classes)
+            run['dataset'] = args.dataset
+            log.add(run)
+            print(f'{name} seed {seed}: test {run["test_acc"]:.4f} at epoch '
+                  f'{run["best_epoch"]} (val {run["val_acc"]:.4f}), '
+                  f'{run["train_time"]:.0f} s')
+    log.save()
+    runs = [r for r in log.runs if r.get('dataset') == args.dataset]
+    # The lifting time of the latest invocation that lifted (a report lifts nothing).
+    lift_time = [s['data_time']['lifting'] for s in log.sessions
+                 if 'lifting' in s['data_time']][-1]
+    table = results_table(runs)
+    targets = target_checks(runs, log.wall_time, lift_time, len(graphs))
+    text = (f'{args.dataset} ({len(graphs)} graphs), test accuracy at the epoch of '
+            f'best validation accuracy, mean ± std over the seeds '
+            f'({", ".join(map(str, sorted({r["seed"] for r in runs})))}); '
+            f'{args.epochs} epochs, batch {args.batch_size}, lr {args.lr}, hidden '
+            f'{args.hidden}, {args.layers} layers, dropout {args.dropout}.\n\n'
+            f'{table}\n\nLifting all graphs to clique 2-complexes: {lift_time:.1f} s.\n')
+    print('\n' + text + '\nTargets of the issue:\n' + targets)
+    block = f'{log.header()}\n\n{text}\nTargets of the issue:\n\n{targets}\n'
+    _common.publish(args, log, SECTION, block, 'runs')
+    return dict(runs=runs, table=table, lift_time=lift_time)
+
+
+if __name__ == '__main__':
+    main()

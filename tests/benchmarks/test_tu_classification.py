@@ -1,0 +1,60 @@
+"""End-to-end test of benchmarks/tu_classification.py on a tiny TU-format dataset:
+the pipeline, the protocol's splits and the structure of its outputs."""
+import json
+
+import pytest
+import torch
+
+from tests.benchmarks.conftest import load_script
+
+MODELS = ['MultiOrderSAN', 'GIN', 'GAT']
+
+
+@pytest.fixture
+def tu_classification():
+    return load_script('tu_classification')
+
+
+def test_pipeline(tu_classification, tiny_tu_dataset, tmp_path):
+    results = tmp_path / 'results.md'
+    results.write_text('# Results\n\n## Scaling\n\nkept\n')
+    out = tu_classification.main([
+        '--dataset', 'TINY', '--root', tiny_tu_dataset, '--seeds', '0', '1',
+        '--epochs', '2', '--batch-size', '8', '--no-progress',
+        '--data-root', str(tmp_path / 'nothing'), '--output', str(tmp_path / 'out'),
+        '--results', str(results)])
+    runs = out['runs']
+    assert sorted((r['model'], r['seed']) for r in runs) == sorted(
+        (m, s) for m in MODELS for s in (0, 1))
+    for run in runs:
+        # 24 graphs: 12 / 6 / 6; accuracies are multiples of 1/6.
+        assert 1 <= run['best_epoch'] <= 2 and run['dataset'] == 'TINY'
+        for key in ('val_acc', 'test_acc'):
+            assert run[key] * 6 == pytest.approx(round(run[key] * 6))
+    saved = json.loads((tmp_path / 'out' / 'tu_classification.json').read_text())
+    assert saved['runs'] == runs and out['lift_time'] > 0
+    text = results.read_text()
+    assert '## Scaling\n\nkept' in text and '## TU graph classification' in text
+    assert '<!-- tu_classification.py: begin -->' in text
+    assert all(f'| {model} |' in text for model in MODELS)
+    assert 'lifting all 24 graphs under 5 s' in text and 'Command: `python' in text
+
+    # A report rebuilds the tables from the saved runs, with their lifting time.
+    report = tu_classification.main([
+        '--dataset', 'TINY', '--root', tiny_tu_dataset, '--report-only', '--no-progress',
+        '--output', str(tmp_path / 'out'), '--no-results'])
+    assert report['runs'] == runs and report['lift_time'] == out['lift_time']
+    with pytest.raises(ValueError, match='no runs saved'):
+        tu_classification.main(['--report-only', '--output', str(tmp_path / 'empty')])
+
+
+def test_splits_and_arguments(tu_classification):
+    train, val, test = tu_classification.split(1113, seed=3)
+    assert (train.numel(), val.numel(), test.numel()) == (556, 278, 279)
+    assert torch.cat([train, val, test]).sort().values.equal(torch.arange(1113))
+    assert tu_classification.split(1113, seed=3)[0].equal(train)
+    assert not tu_classification.split(1113, seed=4)[0].equal(train)
+    args = tu_classification.parse_args(['--quick'])
+    assert args.results is None and args.seeds == [0] and args.dataset == 'PROTEINS'
+    full = tu_classification.parse_args([])
+    assert full.seeds == [0, 1, 2, 3, 4] and full.results.endswith('docs/results.md')

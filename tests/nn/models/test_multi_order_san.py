@@ -1,0 +1,242 @@
+import pytest
+import torch
+import torch.nn.functional as F
+
+from torch_geometric.data import Data
+from torch_geometric.loader import DataLoader
+
+from torch_geometric_san.nn import SANConv
+from torch_geometric_san.nn.models import MultiOrderSAN
+from torch_geometric_san.nn.models.multi_order_san import _unsigned as unsigned
+
+CONV = dict(J_up=2, J_down=2, J_harmonic=2)
+
+
+def with_signals(data, channels=(3, 4, 2), seed=0):
+    torch.manual_seed(seed)
+    for k, c in enumerate(channels):
+        data[f'x_{k}'] = torch.randn(data.num_simplices(k), c, dtype=torch.float64)
+    return data
+
+
+def model(*args, seed=0, **kwargs):
+    torch.manual_seed(seed)
+    kwargs.setdefault('conv_kwargs', CONV)
+    return MultiOrderSAN(*args, **kwargs).double()
+
+
+@pytest.mark.parametrize('combine', ['cat', 'sum'])
+@pytest.mark.parametrize('readout', ['sum', 'mean', 'max'])
+def test_readout_shapes_and_batch_equals_each_complex(kit, readout, combine):
+    complexes = [with_signals(kit.delaunay(n, seed=n), seed=n) for n in (9, 12, 10)]
+    net = model([3, 4, 2], 8, num_layers=2, out_channels=5, readout=readout,
+                combine=combine).eval()
+    batch = next(iter(DataLoader(complexes, batch_size=3)))
+    out = net(batch)
+    assert out.shape == (3, 5)
+    alone = torch.cat([net(data) for data in complexes])
+    assert torch.allclose(out, alone, atol=1e-12)
+    assert net.mlp.channel_list[0] == 8 * (3 if combine == 'cat' else 1)
+
+
+@pytest.mark.parametrize('k', [0, 1, 2])
+def test_per_simplex_output_and_batch(kit, k):
+    complexes = [with_signals(kit.delaunay(n, seed=n), seed=n) for n in (9, 12)]
+    net = model([3, 4, 2], 8, num_layers=3, out_channels=2, readout=None, order=k,
+                conv_kwargs=dict(CONV, heads=2))
+    batch = next(iter(DataLoader(complexes, batch_size=2)))
+    out = net(batch)
+    assert out.shape == (batch.num_simplices(k), 2)
+    alone = torch.cat([net(data) for data in complexes])
+    assert torch.allclose(out, alone, atol=1e-12)
+
+
+def test_layer_is_san_conv_plus_messages_through_unsigned_boundaries(kit):
+    data = with_signals(kit.delaunay(11))
+    net = model([3, 4, 2], 6, num_layers=1, out_channels=1, readout='sum')
+    layer = net.layers[0]
+    B1 = data.operators(1).boundary.to_dense().abs()  # [N_0, N_1]
+    B2 = data.operators(2).boundary.to_dense().abs()  # [N_1, N_2]
+    ops = data.operators(1)
+    expected = (layer.convs['1'](data.x_1, ops)
+                + layer.from_below['1'](B1.t() @ data.x_0)
+                + layer.from_above['1'](B2 @ data.x_2))
+    out = layer({k: data[f'x_{k}'] for k in range(3)},
+                {k: data.operators(k) for k in range(3)},
+                {k: unsigned(data.operators(k - 1).coboundary) for k in (1, 2)})
+    assert torch.allclose(out[1], expected, atol=1e-12)
+    assert set(out) == {0, 1, 2} and '0' not in layer.from_below
+    assert '2' not in layer.from_above
+    # No lower branch on the nodes, no upper one on the triangles.
+    assert layer.convs['0'].J_down == 0 and layer.convs['0'].J_up == 2
+    assert layer.convs['2'].J_up == 0 and layer.convs['2'].J_down == 2
+
+
+def test_without_inter_order_messages_it_is_san_per_order(kit):
+    data = with_signals(kit.delaunay(11))
+    net = model([3, 4, 2], 6, num_layers=2, out_channels=2, readout=None, order=1,
+                inter_order=False, readout_layers=1)
+    # Only order 1 is computed: the layers of SAN and a linear head.
+    assert [list(layer.convs) for layer in net.layers] == [['1'], ['1']]
+    first, second = (layer.convs['1'] for layer in net.layers)
+    ops = data.operators(1)
+    expected = net.mlp(F.relu(second(F.relu(first(data.x_1, ops)), ops)))
+    assert torch.allclose(net(data), expected, atol=1e-12)
+    assert isinstance(first, SANConv)
+
+
+def test_per_simplex_output_computes_only_what_reaches_its_order(kit):
+    net = model(3, 4, num_layers=3, out_channels=1, max_order=3, readout=None,
+                order=0)
+    assert [sorted(layer.convs) for layer in net.layers] == [
+        ['0', '1', '2'], ['0', '1'], ['0']]
+    data = with_signals(kit.clique(9, max_order=3), channels=(3, 3, 3, 3))
+    assert net(data).shape == (data.num_simplices(0), 1)
+
+
+@pytest.mark.parametrize('readout', ['sum', 'mean', 'max'])
+def test_empty_orders_in_a_batch(kit, readout):
+    # The second complex has no triangles, a third only nodes and edges of a
+    # path; the batch of the last two has no triangles at all.
+    complexes = [kit.delaunay(10, seed=1), kit.delaunay(9, drop_triangles=10 ** 6),
+                 kit.delaunay(8, seed=2, drop_triangles=10 ** 6)]
+    for i, data in enumerate(complexes):
+        with_signals(data, seed=i)
+    assert complexes[1].num_simplices(2) == 0
+    net = model([3, 4, 2], 4, num_layers=2, out_channels=2, readout=readout).eval()
+    for size in (3, 2):
+        batch = next(iter(DataLoader(complexes[3 - size:], batch_size=size)))
+        out = net(batch)
+        assert out.shape == (size, 2) and torch.isfinite(out).all()
+        alone = torch.cat([net(data) for data in complexes[3 - size:]])
+        assert torch.allclose(out, alone, atol=1e-12)
+    per_triangle = model([3, 4, 2], 4, num_layers=2, out_channels=2, readout=None,
+                         order=2)
+    assert per_triangle(complexes[1]).shape == (0, 2)
+
+
+def test_gradients_reach_every_parameter(kit):
+    complexes = [with_signals(kit.delaunay(n, seed=n), seed=n) for n in (9, 12)]
+    batch = next(iter(DataLoader(complexes, batch_size=2)))
+    for kwargs, conv in ((dict(readout='mean'), dict(CONV, heads=2)),
+                         (dict(readout=None, order=1), dict(CONV, heads=2)),
+                         (dict(readout='max'), dict(CONV, attention='shared')),
+                         (dict(readout='sum'), dict(CONV, shared_weights=True))):
+        net = model([3, 4, 2], 4, num_layers=3, out_channels=2, conv_kwargs=conv,
+                    **kwargs)
+        net(batch).pow(2).sum().backward()
+        missing = [name for name, p in net.named_parameters()
+                   if p.grad is None or not bool(p.grad.abs().sum() > 0)]
+        # Shared filter weights keep both branches, whose attention vectors
+        # are separate: the absent branches' ones are unused (documented).
+        assert missing == ([] if 'shared_weights' not in conv else [
+            f'layers.{layer}.convs.{k}.att.{branch}_{role}' for layer in range(3)
+            for k, branch in ((0, 'down'), (2, 'up')) for role in ('src', 'dst')])
+
+
+@pytest.fixture
+def one_thread():
+    # Small sparse products: one thread is faster than several on a busy CPU.
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def test_learns_a_toy_task(kit, one_thread):
+    # Label: whether the complex has more triangles per node than the median
+    # complex. The features are all ones, so only the orders' sizes and their
+    # connections tell it.
+    complexes = []
+    for seed in range(24):
+        data = kit.delaunay(8 + seed % 7, seed=seed, drop_triangles=(seed % 4) * 3)
+        with_signals(data, channels=(1, 1, 1), seed=seed)
+        for k in range(3):
+            data[f'x_{k}'] = torch.ones_like(data[f'x_{k}'])
+        complexes.append(data)
+    ratios = torch.tensor([d.num_simplices(2) / d.num_nodes for d in complexes])
+    for data, ratio in zip(complexes, ratios):
+        data.y = (ratio > ratios.median()).long().view(1)
+    batch = next(iter(DataLoader(complexes, batch_size=len(complexes))))
+    assert int(batch.y.sum()) == 12
+    net = model(1, 8, num_layers=2, out_channels=2, readout='sum')
+    optimizer = torch.optim.Adam(net.parameters(), lr=0.03)
+    for _ in range(40):
+        optimizer.zero_grad()
+        F.cross_entropy(net(batch), batch.y).backward()
+        optimizer.step()
+    accuracy = (net(batch).argmax(-1) == batch.y).float().mean()
+    assert accuracy >= 0.9, float(accuracy)
+
+
+def test_input_is_not_modified_and_reset_parameters(kit):
+    data = with_signals(kit.delaunay(10))
+    before = {key: value.clone() for key, value in data.items()
+              if isinstance(value, torch.Tensor)}
+    net = model([3, 4, 2], 4, num_layers=2, out_channels=2, dropout=0.3)
+    out = net.eval()(data)
+    for key, value in before.items():
+        assert torch.equal(data[key], value), key
+    with torch.no_grad():
+        for p in net.parameters():
+            p.fill_(7.0)
+    net.reset_parameters()
+    kept = [name for name, p in net.named_parameters() if bool((p == 7.0).any())]
+    assert kept == []
+    assert not torch.allclose(net(data), out)
+    torch.manual_seed(1)
+    net.reset_parameters()
+    first = [p.clone() for p in net.parameters()]
+    torch.manual_seed(1)
+    net.reset_parameters()
+    assert all(torch.equal(a, b) for a, b in zip(first, net.parameters()))
+
+
+def test_repr():
+    net = MultiOrderSAN(3, 8, num_layers=2, out_channels=2)
+    assert str(net) == ("MultiOrderSAN([3, 3, 3], 2, num_layers=2, max_order=2, "
+                        "readout='sum', order=None, inter_order=True)")
+
+
+def test_invalid_arguments_and_input(kit):
+    with pytest.raises(ValueError, match="one size per order 0..2"):
+        MultiOrderSAN([3, 3], 8, 2, 1)
+    with pytest.raises(TypeError, match="in_channels"):
+        MultiOrderSAN('3', 8, 2, 1)
+    with pytest.raises(ValueError, match="num_layers"):
+        MultiOrderSAN(3, 8, 0, 1)
+    with pytest.raises(ValueError, match="needs the 'order'"):
+        MultiOrderSAN(3, 8, 2, 1, readout=None)
+    with pytest.raises(ValueError, match="order"):
+        MultiOrderSAN(3, 8, 2, 1, readout=None, order=3)
+    with pytest.raises(ValueError, match="cannot be given with a readout"):
+        MultiOrderSAN(3, 8, 2, 1, order=1)
+    with pytest.raises(ValueError, match="'readout' must be None or one of"):
+        MultiOrderSAN(3, 8, 2, 1, readout='flatten')
+    with pytest.raises(ValueError, match="'combine'"):
+        MultiOrderSAN(3, 8, 2, 1, combine='max')
+    with pytest.raises(ValueError, match="dropout"):
+        MultiOrderSAN(3, 8, 2, 1, dropout=1.0)
+    with pytest.raises(TypeError, match="inter_order"):
+        MultiOrderSAN(3, 8, 2, 1, inter_order='yes')
+    with pytest.raises(ValueError, match="concat"):
+        MultiOrderSAN(3, 8, 2, 1, conv_kwargs=dict(concat=False))
+    with pytest.raises(ValueError, match="eps"):  # conv_kwargs reach SANConv
+        MultiOrderSAN(3, 8, 2, 1, conv_kwargs=dict(eps=3.0))
+
+    net = model([3, 4, 2], 4, num_layers=1, out_channels=2)
+    data = with_signals(kit.delaunay(10))
+    with pytest.raises(TypeError, match="SimplicialComplexData"):
+        net(Data(x=torch.randn(3, 3)))
+    with pytest.raises(TypeError, match="SimplicialComplexData"):
+        net(data.x_0)
+    with pytest.raises(ValueError, match="order 3 .got order 2; lift with max_order=3"):
+        model(3, 4, num_layers=1, out_channels=2, max_order=3)(data)
+    with pytest.raises(ValueError, match="max_order"):
+        MultiOrderSAN(3, 8, 2, 1, max_order=0)
+    del data.x_2
+    with pytest.raises(ValueError, match="x_2"):
+        net(data)
+    data.x_2 = torch.randn(data.num_simplices(2), 5, dtype=torch.float64)
+    with pytest.raises(ValueError, match=r"'x_2' must have shape \[N_2, 2\]"):
+        net(data)

@@ -1,0 +1,345 @@
+from typing import Any, Callable, Dict, List, Optional, Sequence, Union
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from torch_geometric.data import Batch, Data
+from torch_geometric.nn import MLP
+from torch_geometric.nn.dense.linear import Linear
+
+from torch_geometric_san.nn.conv import SANConv
+from torch_geometric_san.nn.models.san import READOUTS, _resolve_act
+from torch_geometric_san.sparse import SimplicialOperators, SparseOperator
+from torch_geometric_san.utils.validation import check_bool, check_int, check_real
+
+#: How the pooled features of the orders are combined.
+COMBINES = ('cat', 'sum')
+
+
+class MultiOrderSAN(torch.nn.Module):
+    r"""A Simplicial Attention Network on all the orders :math:`0..K` of a
+    complex at once. Each layer runs one
+    :class:`~torch_geometric_san.nn.conv.SANConv` per order (own weights,
+    shared :obj:`conv_kwargs`) and, with :obj:`inter_order=True`, adds
+    messages from the neighbouring orders through the boundary matrices, as
+    CW Networks (Bodnar et al., 2021) and GSAN (Battiloro et al., 2024) do:
+
+    .. math::
+        \mathbf{Z}_k^{(l+1)} = \mathrm{dropout}\left(\sigma\left(
+        \mathrm{SANConv}_{l,k}\left(\mathbf{Z}_k^{(l)}\right) +
+        |\mathbf{B}_k|^{\top}\mathbf{Z}_{k-1}^{(l)}\mathbf{W}^{(\uparrow)}_{l,k}
+        + |\mathbf{B}_{k+1}|\,\mathbf{Z}_{k+1}^{(l)}
+        \mathbf{W}^{(\downarrow)}_{l,k}\right)\right),
+
+    where :math:`|\mathbf{B}_k|` holds the absolute values of the boundary
+    matrix :math:`\mathbf{B}_k` (:math:`[N_{k-1}, N_k]`): a :math:`k`-simplex
+    receives the sum of the features of its faces and of its cofaces
+    (:math:`\mathbf{B}_0` and :math:`\mathbf{B}_{K+1}` are absent). The absolute
+    values make these messages independent of the reference orientations, as
+    suits unoriented features such as node features lifted by
+    :class:`~torch_geometric_san.transforms.LiftToCliqueComplex` with
+    :obj:`lift_x=True`; for oriented signals (edge flows) they are not
+    orientation-equivariant, so use :obj:`inter_order=False` there, with the
+    equivariant option of the layers.
+
+    The output is either per simplex of one order (:obj:`readout=None`,
+    :obj:`order` :math:`= k`): :math:`\mathrm{MLP}(\mathbf{Z}_k^{(L)})`, or per
+    complex: each order is pooled over the simplices of each complex (sum,
+    mean or max; a complex without :math:`k`-simplices gets zeros for order
+    :math:`k`), the :math:`K + 1` pooled vectors are concatenated or summed
+    (:obj:`combine`) and an MLP maps them to :obj:`out_channels`:
+
+    .. math::
+        \mathbf{y} = \mathrm{MLP}\left(\big\Vert_{k=0}^{K}
+        \mathrm{readout}\left(\mathbf{Z}_k^{(L)}\right)\right).
+
+    With a per-simplex output the layers compute only what reaches order
+    :math:`k` (the last layer has the layer of order :math:`k` alone, the one
+    before it orders :math:`k-1..k+1`, and so on); without inter-order
+    messages that is order :math:`k` alone, i.e. :class:`SAN` with an MLP head.
+
+    The layer of order :math:`0` has no lower branch and that of order
+    :math:`K` no upper one (:math:`\mathbf{B}_0` and :math:`\mathbf{B}_{K+1}`
+    do not exist), unless :obj:`conv_kwargs` share the weights or the
+    attention of the two branches.
+
+    Each order's :meth:`~torch_geometric_san.data.SimplicialComplexData.operators`
+    is built once per call and given to every layer, so each operator form is
+    derived once per batch.
+
+    Args:
+        in_channels (int or list of int): Size of each input sample: one int
+            for every order, or a list of the :math:`K + 1` sizes of
+            :obj:`x_0, ..., x_K`.
+        hidden_channels (int): Size of each hidden sample (per head).
+        num_layers (int): Number of layers.
+        out_channels (int): Size of each output sample (per simplex, or per
+            complex with a readout).
+        max_order (int, optional): The order :math:`K \geq 1` of the
+            complexes. (default: :obj:`2`)
+        readout (str, optional): :obj:`None` (per-simplex output of
+            :obj:`order`), :obj:`"sum"`, :obj:`"mean"` or :obj:`"max"`.
+            (default: :obj:`"sum"`)
+        order (int, optional): The order of the per-simplex output; only
+            without a readout. (default: :obj:`None`)
+        combine (str, optional): How the readout combines the pooled orders:
+            :obj:`"cat"` (concatenated, :math:`(K + 1) C` features) or
+            :obj:`"sum"` (:math:`C` features). (default: :obj:`"cat"`)
+        inter_order (bool, optional): Whether the layers add the messages from
+            the neighbouring orders. (default: :obj:`True`)
+        readout_layers (int, optional): Number of layers of the output MLP
+            (:obj:`1`: a linear map); its hidden layers have the width of its
+            input. (default: :obj:`2`)
+        act (str or Callable, optional): Activation after each layer, e.g.
+            :obj:`"relu"`, :obj:`"tanh"` or :obj:`"identity"`.
+            (default: :obj:`"relu"`)
+        dropout (float, optional): Dropout probability of the features after
+            each layer and inside the output MLP. (default: :obj:`0.0`)
+        conv_kwargs (dict, optional): Arguments of every
+            :class:`~torch_geometric_san.nn.conv.SANConv`, e.g.
+            :obj:`dict(J_up=2, J_down=2, J_harmonic=2, heads=2)`; the heads are
+            concatenated. (default: :obj:`None`)
+
+    Shapes:
+        - **input:** a (batched)
+          :class:`~torch_geometric_san.data.SimplicialComplexData` of order
+          :math:`K` with :obj:`x_k` :math:`(N_k, F_k)` for the orders it
+          uses (all of :math:`0..K` with a readout)
+        - **output:** :math:`(N_k, F_{out})` per simplex of :obj:`order`, or
+          :math:`(G, F_{out})` for :math:`G` complexes (:math:`G = 1` for one
+          complex)
+
+    Example:
+        >>> import torch
+        >>> from torch_geometric_san.data import SimplicialComplexData
+        >>> data = SimplicialComplexData.from_simplices(
+        ...     [[0, 1, 2], [1, 2, 3]], close=True, x_0=torch.randn(4, 3),
+        ...     x_1=torch.randn(5, 3), x_2=torch.randn(2, 3))
+        >>> model = MultiOrderSAN(3, 8, num_layers=2, out_channels=2,
+        ...                       conv_kwargs=dict(J_up=2, J_down=2, J_harmonic=2))
+        >>> model(data).shape  # logits of the one complex
+        torch.Size([1, 2])
+        >>> model = MultiOrderSAN([3, 3, 3], 8, num_layers=2, out_channels=1,
+        ...                       readout=None, order=1)
+        >>> model(data).shape  # one value per edge
+        torch.Size([5, 1])
+    """
+    def __init__(
+        self,
+        in_channels: Union[int, Sequence[int]],
+        hidden_channels: int,
+        num_layers: int,
+        out_channels: int,
+        max_order: int = 2,
+        readout: Optional[str] = 'sum',
+        order: Optional[int] = None,
+        combine: str = 'cat',
+        inter_order: bool = True,
+        readout_layers: int = 2,
+        act: Union[str, Callable, None] = 'relu',
+        dropout: float = 0.0,
+        conv_kwargs: Optional[Dict[str, Any]] = None,
+    ):
+        super().__init__()
+        check_int(max_order, "'max_order' (use SAN for one order)", minimum=1)
+        for name, value in (("'hidden_channels'", hidden_channels),
+                            ("'num_layers'", num_layers),
+                            ("'out_channels'", out_channels),
+                            ("'readout_layers'", readout_layers)):
+            check_int(value, name, minimum=1)
+        check_bool(inter_order, "'inter_order'")
+        check_real(dropout, "'dropout'")
+        if not 0.0 <= dropout < 1.0:
+            raise ValueError(f"'dropout' must lie in [0, 1) (got {dropout})")
+        self.in_channels = self._per_order(in_channels, max_order)
+        if readout is None:
+            if order is None:
+                raise ValueError("a per-simplex output (readout=None) needs the "
+                                 "'order' of its simplices")
+            check_int(order, "'order'", minimum=0, maximum=max_order)
+        elif readout not in READOUTS:
+            raise ValueError(f"'readout' must be None or one of {sorted(READOUTS)} "
+                             f"(got {readout!r})")
+        elif order is not None:
+            raise ValueError("'order' selects the simplices of a per-simplex "
+                             "output; it cannot be given with a readout")
+        if combine not in COMBINES:
+            raise ValueError(f"'combine' must be one of {COMBINES} (got {combine!r})")
+        conv_kwargs = dict(conv_kwargs or {})
+        if conv_kwargs.get('concat', True) is not True:
+            raise ValueError("the layers concatenate their heads; 'concat' cannot "
+                             "be set in 'conv_kwargs'")
+
+        self.hidden_channels = hidden_channels
+        self.num_layers = num_layers
+        self.out_channels = out_channels
+        self.max_order = max_order
+        self.readout = readout
+        self.order = order
+        self.combine = combine
+        self.inter_order = inter_order
+        self.dropout = dropout
+        mlp_act, self.act = _resolve_act(act)
+
+        # The orders each layer computes: all of them for a readout; for a
+        # per-simplex output those that reach `order` through the remaining
+        # layers.
+        orders = range(max_order + 1)
+        outputs: List[List[int]] = []
+        for index in range(num_layers):
+            reach = num_layers - 1 - index if inter_order else 0
+            outputs.append([k for k in orders if order is None
+                            or abs(k - order) <= reach])
+
+        self.layers = torch.nn.ModuleList()
+        channels = list(self.in_channels)
+        for targets in outputs:
+            layer = _MultiOrderLayer(channels, hidden_channels, targets,
+                                     inter_order, conv_kwargs)
+            self.layers.append(layer)
+            channels = [layer.out_channels] * (max_order + 1)
+        self._inputs = sorted(self.layers[0].inputs)
+
+        pooled_orders = max_order + 1 if readout is not None and combine == 'cat' else 1
+        first = channels[0] * pooled_orders
+        self.mlp = MLP([first] + [first] * (readout_layers - 1) + [out_channels],
+                       dropout=dropout, act=mlp_act, norm=None)
+
+    @staticmethod
+    def _per_order(in_channels: Union[int, Sequence[int]], max_order: int) -> List[int]:
+        if isinstance(in_channels, (list, tuple)):
+            if len(in_channels) != max_order + 1:
+                raise ValueError(f"'in_channels' must hold one size per order "
+                                 f"0..{max_order}, {max_order + 1} in all (got "
+                                 f"{len(in_channels)})")
+            return [check_int(c, "'in_channels'", minimum=1) for c in in_channels]
+        return [check_int(in_channels, "'in_channels' (an int or a list of ints)",
+                          minimum=1)] * (max_order + 1)
+
+    def reset_parameters(self):
+        r"""Resets all learnable parameters of the module."""
+        for layer in self.layers:
+            layer.reset_parameters()
+        self.mlp.reset_parameters()
+
+    def forward(self, data: Data) -> Tensor:
+        r"""Runs the network.
+
+        Args:
+            data (SimplicialComplexData): A complex or a batch of complexes
+                (:class:`~torch_geometric.data.Batch`) of order
+                :obj:`max_order`, with the signals :obj:`x_k`
+                :math:`(N_k, F_k)`; not modified.
+
+        Returns:
+            torch.Tensor: :math:`(N_k, F_{out})` for the simplices of
+            :obj:`order`, or :math:`(G, F_{out})` for the :math:`G` complexes
+            of the batch with a readout.
+        """
+        if not isinstance(data, Data) or not hasattr(data, 'operators'):
+            raise TypeError(f"expected a SimplicialComplexData, got "
+                            f"{type(data).__name__}")
+        if data.order != self.max_order:
+            raise ValueError(f"the model needs a complex of order {self.max_order} "
+                             f"(got order {data.order}; lift with max_order="
+                             f"{self.max_order})")
+        xs: Dict[int, Tensor] = {}
+        for k in self._inputs:
+            if f'x_{k}' not in data:
+                raise ValueError(f"the complex has no signal 'x_{k}' on its "
+                                 f"{k}-simplices")
+            x = data[f'x_{k}']
+            if x.dim() != 2 or x.size(1) != self.in_channels[k]:
+                raise ValueError(f"'x_{k}' must have shape [N_{k}, "
+                                 f"{self.in_channels[k]}] (got {list(x.shape)})")
+            xs[k] = x
+
+        ops = {k: data.operators(k) for k in self._inputs}
+        # |B_k|^T [N_k, N_{k-1}], shared by every layer (and its transpose
+        # |B_k|, derived once on first use).
+        incidence = {k: _unsigned(ops[k - 1].coboundary)
+                     for k in self._inputs if self.inter_order and k - 1 in ops}
+
+        for layer in self.layers:
+            xs = layer(xs, ops, incidence)
+            xs = {k: F.dropout(self.act(x), p=self.dropout, training=self.training)
+                  for k, x in xs.items()}
+
+        if self.readout is None:
+            assert self.order is not None
+            return self.mlp(xs[self.order])
+        num_graphs = data.num_graphs if isinstance(data, Batch) else 1
+        pooled = [READOUTS[self.readout](xs[k], data.simplex_batch(k), size=num_graphs)
+                  for k in range(self.max_order + 1)]
+        out = (torch.cat(pooled, dim=-1) if self.combine == 'cat' else
+               torch.stack(pooled).sum(0))
+        return self.mlp(out)
+
+    def __repr__(self) -> str:
+        return (f'{self.__class__.__name__}({self.in_channels}, '
+                f'{self.out_channels}, num_layers={self.num_layers}, '
+                f'max_order={self.max_order}, readout={self.readout!r}, '
+                f'order={self.order}, inter_order={self.inter_order})')
+
+
+class _MultiOrderLayer(torch.nn.Module):
+    # One layer of MultiOrderSAN: a SANConv for each order of `targets` and
+    # the linear maps of the messages from the neighbouring orders.
+    def __init__(self, in_channels: List[int], out_channels: int,
+                 targets: List[int], inter_order: bool,
+                 conv_kwargs: Dict[str, Any]):
+        super().__init__()
+        max_order = len(in_channels) - 1
+        self.targets = targets
+        self.convs = torch.nn.ModuleDict({
+            str(k): SANConv(in_channels[k], out_channels,
+                            **_without_absent_branches(conv_kwargs, k, max_order))
+            for k in targets
+        })
+        conv = self.convs[str(targets[0])]
+        self.out_channels = conv.out_channels * conv.heads
+        width = self.out_channels
+        below = [k for k in targets if inter_order and k >= 1]
+        above = [k for k in targets if inter_order and k < max_order]
+        self.from_below = torch.nn.ModuleDict({
+            str(k): Linear(in_channels[k - 1], width, bias=False) for k in below})
+        self.from_above = torch.nn.ModuleDict({
+            str(k): Linear(in_channels[k + 1], width, bias=False) for k in above})
+        self.inputs = set(targets) | {k - 1 for k in below} | {k + 1 for k in above}
+
+    def reset_parameters(self):
+        for module in (*self.convs.values(), *self.from_below.values(),
+                       *self.from_above.values()):
+            module.reset_parameters()
+
+    def forward(self, xs: Dict[int, Tensor], ops: Dict[int, SimplicialOperators],
+                incidence: Dict[int, SparseOperator]) -> Dict[int, Tensor]:
+        # incidence[k] = |B_k|^T, [N_k, N_{k-1}]
+        out = {}
+        for k in self.targets:
+            h = self.convs[str(k)](xs[k], ops[k])
+            if str(k) in self.from_below:  # faces: |B_k|^T x_{k-1}
+                h = h + self.from_below[str(k)](incidence[k].matmul(xs[k - 1]))
+            if str(k) in self.from_above:  # cofaces: |B_{k+1}| x_{k+1}
+                h = h + self.from_above[str(k)](incidence[k + 1].t().matmul(xs[k + 1]))
+            out[k] = h
+        return out
+
+
+def _without_absent_branches(conv_kwargs: Dict[str, Any], k: int,
+                             max_order: int) -> Dict[str, Any]:
+    # Order 0 has no lower Laplacian and order K (of a K-complex) no upper one:
+    # their layers leave out the branch, unless its weights are shared with
+    # the other branch (shared attention or weights need J_up == J_down).
+    if conv_kwargs.get('attention') == 'shared' or conv_kwargs.get('shared_weights'):
+        return conv_kwargs
+    absent = [name for name, empty in (('J_down', k == 0), ('J_up', k == max_order))
+              if empty]
+    return dict(conv_kwargs, **dict.fromkeys(absent, 0))
+
+
+def _unsigned(op: SparseOperator) -> SparseOperator:
+    # The operator with the absolute values of its entries (same pattern).
+    assert op.weight is not None
+    return SparseOperator(op.index, op.weight.abs(), op.shape)
