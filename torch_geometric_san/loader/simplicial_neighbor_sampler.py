@@ -5,6 +5,7 @@ import torch
 from torch import Tensor
 
 from torch_geometric_san.data import SimplicialComplexData
+from torch_geometric_san.sparse import compressed_rows
 from torch_geometric_san.utils.validation import check_int
 
 __all__ = ["SimplicialNeighborSampler"]
@@ -140,6 +141,4 @@ def _union_pattern(data: SimplicialComplexData, order: int) -> Tuple[Tensor, Ten
     index = index[:, index[0] != index[1]]
     key = torch.unique(index[1] * n + index[0])
     row, col = key // n, key % n
-    indptr = torch.zeros(n + 1, dtype=torch.long, device=key.device)
-    indptr[1:] = torch.cumsum(torch.bincount(row, minlength=n), 0)
-    return indptr, col
+    return compressed_rows(row, n), col

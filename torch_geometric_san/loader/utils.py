@@ -7,6 +7,7 @@ import torch
 from torch import Tensor
 
 from torch_geometric_san.data import SimplicialComplexData
+from torch_geometric_san.sparse import compressed_rows
 
 __all__ = ["simplicial_subcomplex", "operator_rowptr"]
 
@@ -126,11 +127,8 @@ def operator_rowptr(data: SimplicialComplexData, order: int) -> Dict[str, Tensor
     for j in range(order + 1):
         for name in _LAPLACIANS:
             if f'{name}_index_{j}' in data._store:
-                target = data[f'{name}_index_{j}'][1]
-                out[f'{name}_index_{j}'] = torch.cat([
-                    target.new_zeros(1),
-                    torch.cumsum(torch.bincount(target, minlength=data.num_simplices(j)),
-                                 0)])
+                out[f'{name}_index_{j}'] = compressed_rows(
+                    data[f'{name}_index_{j}'][1], data.num_simplices(j))
     return out
 
 

@@ -9,10 +9,10 @@ attention scores of each row. This package imports neither the data model nor th
 layers.
 """
 from torch_geometric_san.sparse.kernels import segment_softmax
-from torch_geometric_san.sparse.operator import (SparseOperator, largest_eigenvalue,
-                                                 to_index_weight)
+from torch_geometric_san.sparse.operator import (SparseOperator, compressed_rows,
+                                                 largest_eigenvalue, to_index_weight)
 from torch_geometric_san.sparse.simplicial import SimplicialOperators, as_operators
 from torch_geometric_san.sparse import propagation
 
 __all__ = ["SparseOperator", "SimplicialOperators", "as_operators", "propagation",
-           "segment_softmax", "to_index_weight", "largest_eigenvalue"]
+           "segment_softmax", "to_index_weight", "compressed_rows", "largest_eigenvalue"]

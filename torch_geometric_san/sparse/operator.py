@@ -13,7 +13,7 @@ from torch_geometric.utils import is_torch_sparse_tensor, to_edge_index
 
 from torch_geometric_san.sparse.kernels import _sddmm, _spmm, _spmm_power
 
-__all__ = ["SparseOperator", "to_index_weight", "largest_eigenvalue",
+__all__ = ["SparseOperator", "to_index_weight", "compressed_rows", "largest_eigenvalue",
            "DENSE_EIGEN_LIMIT", "EIGEN_TOL"]
 
 #: Matrices up to this size get their largest eigenvalue from a dense solver.
@@ -171,11 +171,11 @@ class SparseOperator:
     def _structure(self) -> Tuple[Tensor, ...]:
         rows, cols = self.shape
         src, dst = self.index[0], self.index[1]
-        ptr = _compressed(torch._convert_indices_from_coo_to_csr(dst, rows))
+        ptr = _compressed(compressed_rows(dst, rows))
         t_perm = torch.argsort(src * rows + dst)
         t_perm_inv = torch.empty_like(t_perm)
         t_perm_inv[t_perm] = torch.arange(t_perm.numel(), device=src.device)
-        t_ptr = torch._convert_indices_from_coo_to_csr(src[t_perm], cols)
+        t_ptr = compressed_rows(src[t_perm], cols)
         dtype = ptr.dtype  # both hold up to nnz
         return (ptr, src.to(dtype), t_ptr.to(dtype), dst[t_perm].to(dtype), t_perm,
                 t_perm_inv)
@@ -433,6 +433,20 @@ def largest_eigenvalue(matrix: sp.sparray, dtype: torch.dtype = torch.float32) -
     with _THREADPOOLS.limit(limits=1, user_api='blas'):
         return float(eigsh(operator, k=1, which='LA', tol=tol, v0=v0, ncv=ncv,
                            return_eigenvectors=False)[0])
+
+
+def compressed_rows(row: Tensor, num_rows: int) -> Tensor:
+    r"""The compressed-row pointer of entries sorted by row: the entries of row
+    :math:`i` are :obj:`ptr[i]:ptr[i + 1]`.
+
+    Args:
+        row (torch.Tensor): The row of each entry, ascending, :obj:`[nnz]`.
+        num_rows (int): The number of rows.
+
+    Returns:
+        torch.Tensor: :obj:`ptr` :obj:`[num_rows + 1]` (``int64``).
+    """
+    return torch._convert_indices_from_coo_to_csr(row, num_rows)
 
 
 def _compressed(index: Tensor) -> Tensor:

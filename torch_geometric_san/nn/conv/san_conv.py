@@ -409,7 +409,7 @@ class SANConv(MessagePassing):
         B, H = x.size(0), self.heads
         if op.is_empty:
             return None, (op.index, x.new_zeros(B, 0, H))
-        taps = None if self.in_channels < self.out_channels else self._taps(x, branch)
+        taps = None if self._propagates_input(per_head=True) else self._taps(x, branch)
         alpha = self._coefficients(branch, x, op, taps)  # [nnz, B * H]
         value = alpha * op.weight.to(x.dtype).unsqueeze(1) \
             if self.orientation_equivariant else alpha
@@ -420,7 +420,7 @@ class SANConv(MessagePassing):
         # sum_p L^p Z W_p with the operator's values.
         if op.is_empty:
             return None
-        taps = None if self._input_is_narrower() else self._taps(x, branch)
+        taps = None if self._propagates_input(per_head=False) else self._taps(x, branch)
         return self._filter(branch, x, op, _values(op, x), taps)
 
     def _harmonic(self, x: Tensor, op: Optional[SparseOperator]) -> OptTensor:
@@ -430,7 +430,7 @@ class SANConv(MessagePassing):
         if self.J_harmonic == 0:
             return self._taps(x, 'harmonic')[0]
         assert op is not None
-        taps = None if self._input_is_narrower() else self._taps(x, 'harmonic')
+        taps = None if self._propagates_input(per_head=False) else self._taps(x, 'harmonic')
         return self._filter('harmonic', x, op, _values(op, x), taps,
                             hops=self.J_harmonic)
 
@@ -571,10 +571,11 @@ class SANConv(MessagePassing):
         taps = self.lin.weight.split(self.heads * self.out_channels)
         return taps[start:start + J]
 
-    def _input_is_narrower(self) -> bool:
-        # Fixed values are the same for every head: propagating the input costs
-        # F_in columns, the taps H * C.
-        return self.in_channels < self.heads * self.out_channels
+    def _propagates_input(self, per_head: bool) -> bool:
+        # Whether a branch propagates the input rather than its taps: the narrower
+        # side, F_in columns against C per head where the values differ per head
+        # (attention), against H * C where all heads share them (fixed values).
+        return self.in_channels < self.out_channels * (1 if per_head else self.heads)
 
     def _check_signal(self, x: Tensor) -> bool:
         # Whether x holds several signals, [B, N, F_in].
