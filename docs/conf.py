@@ -10,6 +10,9 @@ sys.path.insert(0, os.path.abspath('..'))
 
 import torch_geometric_san  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from inventories import write_inventories  # noqa: E402
+
 project = 'torch-geometric-san'
 author = 'torch-geometric-san contributors'
 copyright = '2026, torch-geometric-san contributors'
@@ -20,6 +23,7 @@ extensions = [
     'sphinx.ext.napoleon',
     'sphinx.ext.mathjax',
     'sphinx.ext.viewcode',
+    'sphinx.ext.intersphinx',
     'myst_parser',
 ]
 
@@ -35,6 +39,11 @@ autodoc_member_order = 'bysource'
 autodoc_typehints = 'none'  # the types are in the docstrings, as in PyG
 autodoc_default_options = {'show-inheritance': True}
 autoclass_content = 'class'
+
+# Links to torch, PyG, Python, NumPy and SciPy: inventories written here (offline) of
+# the objects the docs name, see inventories.py.
+intersphinx_mapping = write_inventories(
+    os.path.join(os.path.dirname(os.path.abspath(__file__)), '_build', 'inventories'))
 
 # Markdown pages: $...$ math, ::: fences, and anchors for headings (#some-section).
 myst_enable_extensions = ['dollarmath', 'amsmath', 'colon_fence']

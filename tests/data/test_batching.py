@@ -160,6 +160,34 @@ def test_batch_complexes_as_collate_fn_of_a_torch_loader():
     assert (second.order, second.num_graphs) == (0, 1)
 
 
+def test_pyg_loader_refuses_the_top_order_it_truncated():
+    # PyG's collation keeps the attributes of the first complex: an edge first leaves
+    # out the triangles of the complexes after it, and the batch says so instead of
+    # answering without them.
+    edge, triangle, tetrahedron, _ = mixed_orders()
+    batch = next(iter(DataLoader([edge, triangle, edge, tetrahedron], batch_size=4)))
+    assert batch.order == 1
+    for access in (lambda: batch.operators(1), lambda: batch.num_simplices(1),
+                   lambda: batch.up_laplacian(1), lambda: batch.operators(0)):
+        with pytest.raises(ValueError, match=r"complexes \[1, 3\] have 2-simplices.*"
+                           r"batch_complexes"):
+            access()
+    # the same complexes padded to one order batch as they should
+    padded = next(iter(DataLoader([pad_order(data, 3) for data in
+                                   (edge, triangle, edge, tetrahedron)], batch_size=4)))
+    assert padded.operators(2).up.shape == (5, 5)
+    assert padded.num_simplices(3) == 1
+
+
+def test_pyg_loader_batch_of_lower_orders_without_loss_answers():
+    # a member of higher order whose extra orders are empty loses nothing
+    edge = SimplicialComplexData.from_simplices([[0, 1]])
+    padded_edge = SimplicialComplexData.from_simplices([[1, 2]], order=2)
+    batch = next(iter(DataLoader([edge, padded_edge], batch_size=2)))
+    assert batch.order == 1
+    assert batch.operators(1).down.shape == (2, 2)
+
+
 BATCHING_CASES = {
     'pad-below-the-order': (pad_order, (SimplicialComplexData.from_simplices(
         [[0, 1, 2]], close=True), 1), {}, ValueError, "order must be at least 2, got 1"),

@@ -3,7 +3,8 @@ r"""Batching complexes of different orders.
 PyG's :meth:`~torch_geometric.data.Batch.from_data_list` (which
 :class:`torch_geometric.loader.DataLoader` calls) collates the attributes of the
 *first* data object of a list: batched after a complex of lower order, the higher orders
-of a complex are dropped without a word, and batched before one, they make PyG raise a
+of a complex are left out (the batch then refuses access to its top order with a
+:class:`ValueError`), and batched before one, they make PyG raise a
 :class:`KeyError`. PyG offers no hook that sees the whole list, so the complexes of a
 batch must have the same order. :func:`pad_order` pads one complex with empty orders
 (as the :obj:`order` arguments of the constructors and
@@ -54,11 +55,11 @@ def pad_order(data: SimplicialComplexData, order: int) -> SimplicialComplexData:
         out[f'{name}_index_{k}'] = index.new_empty((2, 0))
         out[f'{name}_weight_{k}'] = weight.new_empty((0, ))
 
-    if order > top:  # the old top order gets its (empty) upper Laplacian
-        empty_operator('up', top)
+    if order > top and f'up_index_{top}' not in data._store:
+        empty_operator('up', top)  # a complex stored without it (the plain constructor)
     for k in range(top + 1, order + 1):
         out[f'simplices_{k}'] = index.new_empty((0, k + 1))
-        for name in ('boundary', 'down', 'hodge') + (('up', ) if k < order else ()):
+        for name in ('boundary', 'down', 'up', 'hodge'):
             empty_operator(name, k)
         # as the constructors store it: the Hodge index of an order without upper
         # Laplacian is the lower Laplacian's index tensor

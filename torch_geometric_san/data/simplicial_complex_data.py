@@ -45,8 +45,9 @@ class SimplicialComplexData(Data):
       row 0 of the index the (k-1)-face, row 1 the k-simplex, weights :math:`\pm 1`;
     * ``down_index_k``, ``down_weight_k`` (``k >= 1``):
       :math:`\mathbf{L}_k^{(d)} = \mathbf{B}_k^\top \mathbf{B}_k`;
-    * ``up_index_k``, ``up_weight_k`` (``k < K``):
-      :math:`\mathbf{L}_k^{(u)} = \mathbf{B}_{k+1} \mathbf{B}_{k+1}^\top`;
+    * ``up_index_k``, ``up_weight_k``:
+      :math:`\mathbf{L}_k^{(u)} = \mathbf{B}_{k+1} \mathbf{B}_{k+1}^\top` (empty for
+      ``k = K``);
     * ``hodge_index_k``, ``hodge_weight_k``: the normalised Hodge Laplacian
       :math:`\tilde{\mathbf{L}}_k = \mathbf{L}_k / \lambda_{\max}(\mathbf{L}_k)` with
       :math:`\mathbf{L}_k = \mathbf{L}_k^{(d)} + \mathbf{L}_k^{(u)}`.
@@ -78,11 +79,13 @@ class SimplicialComplexData(Data):
     :meth:`simplex_batch` maps the simplices of each order to their complex.
 
     All complexes of a batch need the same attributes, so the same order: PyG collates
-    the attributes of the first complex of a list, so that batched after a complex
-    of lower order the higher orders of a complex would be dropped without a word,
-    and batched before one they make PyG raise a :class:`KeyError` (PyG has no hook
-    to check the list). Build them with the same order (the ``order`` arguments pad
-    a complex with empty orders), pad them with
+    the attributes of the first complex of a list (it has no hook that sees the whole
+    list). Batched before a complex of lower order, a complex makes PyG raise a
+    :class:`KeyError`; batched after one, its higher orders are left out of the batch,
+    and the batch refuses (:class:`ValueError`) any access to its top order (where
+    the upper Laplacian of such a complex, kept, is not empty) instead of answering
+    without them. Build the complexes with the same order (the ``order`` arguments
+    pad a complex with empty orders), pad them with
     :func:`~torch_geometric_san.data.pad_order`, or batch them with
     :func:`~torch_geometric_san.data.batch_complexes`, which does both.
 
@@ -394,8 +397,9 @@ class SimplicialComplexData(Data):
             attrs[f'boundary_weight_{k}'] = _weight(B, dtype)
         for k, down, up, hodge, s_down, s_up in algebra.hodge_laplacians(
                 boundaries, len(simplices[0]), dtype):
-            stored = {'down': down if k > 0 else None,
-                      'up': up if k < len(boundaries) else None}
+            # the top order stores its (empty) upper Laplacian too, so that a batch
+            # can tell when PyG dropped the higher orders of a member (_check_k)
+            stored = {'down': down if k > 0 else None, 'up': up}
             for name, matrix in stored.items():
                 if matrix is not None:
                     attrs[f'{name}_index_{k}'] = _index(matrix)
@@ -560,6 +564,21 @@ class SimplicialComplexData(Data):
         if not (k == 0 or (k > 0 and f'simplices_{k}' in self._store)):
             raise ValueError(f"order k={k} is out of range for a complex of order "
                              f"{self.order}")
+        if f'simplices_{k + 1}' not in self._store and isinstance(self, Batch):
+            # k is the top order of the batch: its upper Laplacian is empty unless a
+            # member of higher order lost its (k+1)-simplices in PyG's collation.
+            up = self._store.get(f'up_index_{k}')
+            if up is not None and up.size(-1) > 0:
+                entries = self._slice_dict[f'up_index_{k}'].diff()
+                lost = entries.nonzero().view(-1).tolist()
+                raise ValueError(
+                    f"this batch is of order {k} (the order of its first complex), but "
+                    f"its complexes {lost} have {k + 1}-simplices, which PyG's "
+                    "collation left out (it keeps the attributes of the first complex "
+                    "of a list): give the complexes one order (the `order` argument of "
+                    "the constructors and liftings, or "
+                    "torch_geometric_san.data.pad_order), or batch them with "
+                    "torch_geometric_san.data.batch_complexes")
 
     # Batching ----------------------------------------------------------------------
 

@@ -119,7 +119,7 @@ class SparseOperator:
                  weight: Optional[Tensor], shape: Shape) -> 'SparseOperator':
         r"""An operator from any input a layer accepts: a :class:`SparseOperator`
         (returned as it is), an index with optional :obj:`weight`, a
-        :class:`torch_sparse.SparseTensor` or a :class:`torch.sparse` tensor
+        :class:`torch_sparse.SparseTensor` or a :mod:`torch.sparse` tensor
         (PyG's transposed adjacency, see :func:`to_index_weight`), checked
         against :obj:`shape`."""
         shape = (shape, shape) if isinstance(shape, int) else tuple(shape)
@@ -487,7 +487,7 @@ def to_index_weight(
 ) -> Tuple[Tensor, Optional[Tensor]]:
     r"""Normalises an operator given as an :obj:`edge_index`-style index with
     optional weights, a :class:`torch_sparse.SparseTensor` or a
-    :class:`torch.sparse` tensor into :obj:`(index, weight)`.
+    :mod:`torch.sparse` tensor into :obj:`(index, weight)`.
 
     Sparse inputs follow PyG's convention of the *transposed* adjacency
     :obj:`adj_t` (sparse row = target :math:`i`, column = source :math:`j`)
@@ -496,7 +496,7 @@ def to_index_weight(
     Args:
         adj (torch.Tensor or SparseTensor): An index :obj:`[2, nnz]` (row 0
             source, row 1 target), a :class:`torch_sparse.SparseTensor` or a
-            :class:`torch.sparse` tensor.
+            :mod:`torch.sparse` tensor.
         weight (torch.Tensor, optional): The values :obj:`[nnz]` of an index
             input. (default: :obj:`None`)
 

@@ -108,7 +108,7 @@ class SimplicialOperators:
     ) -> 'SimplicialOperators':
         r"""The value of the operators given as the layers took them before
         (each an index with optional weights, a :class:`torch_sparse.SparseTensor`
-        or a :class:`torch.sparse` tensor, see
+        or a :mod:`torch.sparse` tensor, see
         :func:`~torch_geometric_san.sparse.to_index_weight`), validated and
         checked against :obj:`num_simplices`. Absent operators are :obj:`None`.
         Without per-complex eigenvalues, :meth:`SparseOperator.scaled` divides

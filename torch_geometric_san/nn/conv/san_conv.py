@@ -319,7 +319,7 @@ class SANConv(MessagePassing):
                 against :obj:`x`): :obj:`up_index, up_weight, down_index,
                 down_weight, hodge_index, hodge_weight`, positional or by name,
                 each index an :obj:`edge_index`-style tensor, a
-                :class:`torch_sparse.SparseTensor` or a :class:`torch.sparse`
+                :class:`torch_sparse.SparseTensor` or a :mod:`torch.sparse`
                 tensor (PyG's transposed adjacency), :obj:`None` where absent.
             return_attention_weights (bool, optional): If set to any value,
                 additionally returns the attention coefficients of the upper

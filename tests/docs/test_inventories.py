@@ -1,0 +1,64 @@
+"""Checks the offline intersphinx inventories of docs/inventories.py: each names an
+object of the installed package (so a renamed or moved object fails here, not as a
+dead link), and they are valid Sphinx inventories that resolve to their links."""
+import importlib
+import inspect
+import sys
+from pathlib import Path
+
+import pytest
+
+DOCS = Path(__file__).resolve().parents[2] / 'docs'
+sys.path.insert(0, str(DOCS))
+from inventories import INVENTORIES, inventory_bytes, write_inventories  # noqa: E402
+
+ENTRIES = [(project, *entry) for project, (_, entries) in INVENTORIES.items()
+           for entry in entries]
+
+
+def resolve(name):
+    r"""The object :obj:`name` (a dotted path) of an installed package: the longest
+    importable module prefix, then attributes."""
+    parts = name.split('.')
+    for cut in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module('.'.join(parts[:cut]))
+        except ImportError:
+            continue
+        for attr in parts[cut:]:
+            obj = getattr(obj, attr)
+        return obj
+    raise ImportError(name)
+
+
+@pytest.mark.parametrize('project,name,role,uri', ENTRIES,
+                         ids=[entry[1] for entry in ENTRIES])
+def test_every_inventory_name_is_an_installed_object(project, name, role, uri):
+    assert name.split('.')[0] in (project, 'copy', 'os', 'pickle'), name
+    obj = resolve(name)
+    if role == 'module':
+        assert isinstance(obj, type(sys)), name
+    elif role in ('class', 'exception'):
+        assert isinstance(obj, type), name
+        assert (role == 'exception') == issubclass(obj, BaseException), name
+    elif role in ('function', 'method'):
+        assert callable(obj), name
+    elif role == 'property':
+        owner, attr = name.rsplit('.', 1)
+        assert isinstance(inspect.getattr_static(resolve(owner), attr), property), name
+    else:
+        assert role == 'data', (name, role)
+
+
+def test_inventories_load_as_sphinx_reads_them(tmp_path):
+    from sphinx.util.inventory import InventoryFile
+    mapping = write_inventories(str(tmp_path))
+    assert set(mapping) == set(INVENTORIES)
+    for project, (root, path) in mapping.items():
+        inventory = InventoryFile.loads(Path(path).read_bytes(), uri=root)
+        entries = INVENTORIES[project][1]
+        for name, role, uri in entries:
+            item = inventory.data[f'py:{role}'][name]
+            expected = uri or f'generated/{name}.html#{name}'
+            assert item.uri == root + expected
+        assert Path(path).read_bytes() == inventory_bytes(project, entries)
