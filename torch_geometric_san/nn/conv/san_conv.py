@@ -542,7 +542,12 @@ class SANConv(MessagePassing):
         signal = x.unsqueeze(2).expand(B, N, groups, F_in)
         out = torch.stack(powers(op, value, signal, len(weights), hops))
         weight = torch.stack(weights).view(-1, H, C, F_in)
-        return torch.einsum('jbnhf,jhcf->bnhc', out.expand(-1, -1, -1, H, -1), weight)
+        if groups == 1:  # one product [B N, J F_in] x [J F_in, H C]
+            J = out.size(0)
+            out = out.squeeze(3).permute(1, 2, 0, 3).reshape(B * N, J * F_in)
+            return (out @ weight.permute(0, 3, 1, 2).reshape(J * F_in, H * C)).view(
+                B, N, H, C)
+        return torch.einsum('jbnhf,jhcf->bnhc', out, weight)
 
     def edge_update(self, alpha_j: OptTensor, alpha_i: OptTensor,
                     score: OptTensor, index: Tensor,
