@@ -103,8 +103,9 @@ from torch_geometric_san.utils import progress_bar  # noqa: E402
 
 SECTION = 'Table 1: trajectory classification'
 #: The heading of the checks of target_checks, in the printed report and results.md.
-TARGETS_TITLE = ('Accuracy targets (set from Table 1 of the SAN paper), checked on the '
-                 'mean test accuracies above')
+TARGETS_TITLE = ('Accuracy targets (issue 17: the honest protocol, the paper\'s protocol '
+                 'against the paper\'s SAN numbers, orientation equivariance), checked on '
+                 'the mean test accuracies above')
 HIDDEN = 4
 HARMONIC = dict(J_harmonic=5, eps=0.9)
 TAPS = dict(J_up=3, J_down=3)
@@ -120,8 +121,20 @@ MODELS: Dict[str, _common.ModelSpec] = {
     'SCN': _common.ModelSpec(SCN),
 }
 ACTIVATIONS = {'Id': 'identity', 'ReLU': 'relu', 'Tanh': 'tanh'}
-DATASETS = {'synthetic': 'Synthetic flow', 'ocean': 'Ocean drifters'}
+DATASETS = {'synthetic': 'Synthetic flow (400 points)', 'synthetic200': 'Synthetic flow (200 points)',
+            'ocean': 'Ocean drifters'}
+#: Points sampled for each synthetic flow dataset (400: the paper's text; about
+#: 200: the complex of the SAN authors' released data).
+SYNTHETIC_POINTS = {'synthetic': 400, 'synthetic200': 200}
+#: Test orientations: the default one, and a random one per trajectory (its
+#: operators flipped to match, SimplicialOperators.reoriented).
 ORIENTATIONS = ('default', 'random')
+ORIENTATION_NAMES = {'default': 'default', 'random': 'random per trajectory'}
+#: The two protocols reported from the same runs: the test accuracy of the epoch
+#: with the lowest validation loss (20 % of the training split), and the best
+#: test accuracy over the epochs, as the published code of Bodnar et al. reports
+#: it (it evaluates on the test split as its validation set).
+PROTOCOLS = {'test_acc': 'honest', 'paper_acc': "paper's protocol (best test epoch)"}
 PAPER = {  # Table 1 of the paper: (synthetic, ocean) per activation
     'SCNN': {'Id': (66.5, 98.1), 'ReLU': (100.0, 97.0), 'Tanh': (67.2, 97.0)},
     'SAT': {'Id': (99.7, 97.0), 'ReLU': (100.0, 95.0), 'Tanh': (100.0, 95.0)},
@@ -138,25 +151,35 @@ QUICK = dict(datasets=['synthetic'], models=['SAN', 'SAT', 'SCNN'], activations=
 @dataclass
 class Split:
     """The signals of a split and the order-1 operators of its complex, one
-    value for every model and layer (built once per split)."""
+    value for every model and layer (built once per split), with the
+    orientation of each signal relative to them (or None)."""
     x: Tensor
     y: Tensor
     ops: SimplicialOperators
+    orientation: Optional[Tensor] = None
+
+    def operators(self, index) -> SimplicialOperators:
+        """The operators of the signals :obj:`x[index]`."""
+        return self.ops if self.orientation is None else self.ops.reoriented(
+            self.orientation[index])
 
 
 def make_split(dataset, device: torch.device) -> Split:
+    orientation = dataset.signal_orientation
     return Split(dataset.x_1.to(device), dataset.y.to(device),
-                 dataset.complex.operators(1).to(device))
+                 dataset.complex.operators(1).to(device),
+                 None if orientation is None else orientation.to(device))
 
 
 def load_dataset(name: str, root: Path, args, device: torch.device) -> Dict[str, Split]:
     """The training split and the test split in both orientations."""
     splits = {}
     for split, orientation in (('train', 'default'), ('test', 'default'),
-                               ('test', 'random')):
-        if name == 'synthetic':
+                               ('test', 'random_per_trajectory')):
+        if name in SYNTHETIC_POINTS:
             dataset = SyntheticFlowDataset(
                 str(root / 'synthetic_flow'), split=split, orientation=orientation,
+                num_points=SYNTHETIC_POINTS[name],
                 num_train=args.num_train or 1000, num_test=args.num_test or 200,
                 log=False)
         else:
@@ -170,7 +193,7 @@ def load_dataset(name: str, root: Path, args, device: torch.device) -> Dict[str,
                 dataset = dataset[:args.num_train]
             if split == 'test' and args.num_test:
                 dataset = dataset[:args.num_test]
-        key = split if split == 'train' else f'test_{orientation}'
+        key = split if split == 'train' else f'test_{orientation.split("_")[0]}'
         splits[key] = make_split(dataset, device)
     return splits
 
@@ -185,20 +208,22 @@ def build_model(name: str, act: str, num_edges: int, num_classes: int,
 
 
 @torch.no_grad()
-def evaluate(model: SAN, x: Tensor, y: Tensor, ops: SimplicialOperators,
+def evaluate(model: SAN, split: Split, index: Tensor,
              batch_size: int) -> Tuple[float, float, List[int]]:
-    """Mean cross-entropy, accuracy and the indices of the misclassified
-    signals of :obj:`model` on the signals :obj:`x` on one complex."""
+    """Mean cross-entropy, accuracy and the indices (into :obj:`index`) of the
+    misclassified signals of :obj:`model` on the signals :obj:`index` of
+    :obj:`split`."""
     model.eval()
     loss = 0.0
     wrong: List[Tensor] = []
-    for start in range(0, x.size(0), batch_size):
-        out = model(x[start:start + batch_size], ops)
-        target = y[start:start + batch_size]
+    for start in range(0, index.numel(), batch_size):
+        batch = index[start:start + batch_size]
+        out = model(split.x[batch], split.operators(batch))
+        target = split.y[batch]
         loss += float(F.cross_entropy(out, target, reduction='sum'))
         wrong.append((out.argmax(-1) != target).nonzero().view(-1) + start)
     indices = torch.cat(wrong).tolist()
-    return loss / x.size(0), 1.0 - len(indices) / x.size(0), indices
+    return loss / index.numel(), 1.0 - len(indices) / index.numel(), indices
 
 
 def train_run(name: str, act: str, seed: int, data: Dict[str, Split],
@@ -210,19 +235,23 @@ def train_run(name: str, act: str, seed: int, data: Dict[str, Split],
     num_classes = int(train.y.max()) + 1
     shape = (name, act, train.x.size(1), num_classes, args.readout_layers)
     model = build_model(*shape).to(device)
-    ops = train.ops
 
     perm = torch.randperm(train.x.size(0), generator=torch.Generator().manual_seed(seed))
     num_val = max(1, round(args.val_fraction * train.x.size(0)))
     val_idx, train_idx = perm[:num_val].to(device), perm[num_val:].to(device)
-    x_val, y_val = train.x[val_idx], train.y[val_idx]
+    tests = {o: data[f'test_{o}'] for o in ORIENTATIONS}
+    test_idx = torch.arange(tests['default'].x.size(0), device=device)
+    # The test accuracy and misclassified signals of every epoch, per orientation:
+    # the honest protocol reads the epoch of the lowest validation loss, the
+    # paper's the best epoch.
+    curves: Dict[str, List[Tuple[float, List[int]]]] = {o: [] for o in ORIENTATIONS}
 
     optimizer = torch.optim.Adam(model.parameters(), lr=0.01, weight_decay=0.003)
     scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(optimizer, factor=0.77,
                                                            patience=10)
     stopper = _common.EarlyStopping(args.patience)
     batch_size = args.batch_size or train_idx.numel()
-    start = time.perf_counter()
+    start, test_time = time.perf_counter(), 0.0
     bar = progress_bar(range(args.max_epochs), desc, enabled=not args.no_progress,
                        leave=False, dynamic_ncols=True, position=position)
     for epoch in bar:
@@ -231,33 +260,34 @@ def train_run(name: str, act: str, seed: int, data: Dict[str, Split],
         for i in range(0, order.numel(), batch_size):
             batch = order[i:i + batch_size]
             optimizer.zero_grad()
-            loss = F.cross_entropy(model(train.x[batch], ops), train.y[batch])
+            loss = F.cross_entropy(model(train.x[batch], train.operators(batch)),
+                                   train.y[batch])
             loss.backward()
             optimizer.step()
-        val_loss, val_acc, _ = evaluate(model, x_val, y_val, ops, args.eval_batch_size)
+        val_loss, val_acc, _ = evaluate(model, train, val_idx, args.eval_batch_size)
+        tic = time.perf_counter()
+        for o, split in tests.items():
+            curves[o].append(evaluate(model, split, test_idx, args.eval_batch_size)[1:])
+        test_time += time.perf_counter() - tic
         scheduler.step(val_loss)
         bar.set_postfix(val_loss=f'{val_loss:.3f}', val_acc=f'{val_acc:.3f}',
                         lr=f'{optimizer.param_groups[0]["lr"]:.1e}')
         if stopper.step(val_loss, epoch, model):
             break
-    train_time = time.perf_counter() - start
+    train_time = time.perf_counter() - start - test_time
     bar.close()
 
-    start = time.perf_counter()
     record: Dict[str, Any] = dict(
         model=name, activation=act, seed=seed, epochs=epoch + 1,
         best_epoch=stopper.best_epoch + 1, val_loss=stopper.best)
-    for orientation in ORIENTATIONS:
-        split = data[f'test_{orientation}']
-        # A fresh model: the layers cache the operators of the first complex
-        # they see, and the random orientation has its own.
-        tester = build_model(*shape).to(device)
-        tester.load_state_dict(stopper.state)
-        _, acc, wrong = evaluate(tester, split.x, split.y, split.ops,
-                                 args.eval_batch_size)
-        record[f'test_acc_{orientation}'] = acc
-        record[f'test_wrong_{orientation}'] = wrong  # misclassified test signals
-    record.update(train_time=train_time, test_time=time.perf_counter() - start)
+    for o, curve in curves.items():
+        acc, wrong = curve[stopper.best_epoch]
+        record[f'test_acc_{o}'] = acc
+        record[f'test_wrong_{o}'] = wrong  # misclassified test signals
+        best = max(range(len(curve)), key=lambda e: curve[e][0])  # first best
+        record[f'paper_acc_{o}'] = curve[best][0]
+        record[f'paper_epoch_{o}'] = best + 1
+    record.update(train_time=train_time, test_time=test_time)
     return record
 
 
@@ -301,7 +331,9 @@ def run_all(tasks: List[Tuple[str, str, str, int]], args: argparse.Namespace,
         log.add(run)
         print(f'{run["dataset"]} {run["model"]} {run["activation"]} seed {run["seed"]}: '
               f'test acc {run["test_acc_default"]:.3f} (default), '
-              f'{run["test_acc_random"]:.3f} (random), {run["epochs"]} epochs, '
+              f'{run["test_acc_random"]:.3f} (random per trajectory); best test epoch '
+              f'{run["paper_acc_default"]:.3f}, {run["paper_acc_random"]:.3f}; '
+              f'{run["epochs"]} epochs, '
               f'{run["train_time"]:.1f} s', flush=True)
 
     if args.workers <= 1 or len(tasks) <= 1:
@@ -322,52 +354,53 @@ def run_all(tasks: List[Tuple[str, str, str, int]], args: argparse.Namespace,
             record(future.result())
 
 
-def cell_means(runs: List[Dict[str, Any]]) -> Dict[Tuple[str, str, str, str], float]:
-    """Mean test accuracy (%) per (dataset, model, activation, orientation)."""
+def cell_means(runs: List[Dict[str, Any]], protocol: str = 'test_acc'
+               ) -> Dict[Tuple[str, str, str, str], float]:
+    """Mean test accuracy (%) of :obj:`protocol` (a key of :data:`PROTOCOLS`)
+    per (dataset, model, activation, orientation)."""
     groups: Dict[Tuple[str, str, str, str], List[float]] = defaultdict(list)
     for run in runs:
         for o in ORIENTATIONS:
             groups[run['dataset'], run['model'], run['activation'], o].append(
-                100 * run[f'test_acc_{o}'])
+                100 * run[f'{protocol}_{o}'])
     return {key: sum(v) / len(v) for key, v in groups.items()}
 
 
 def results_table(runs: List[Dict[str, Any]], datasets: Sequence[str]) -> str:
-    header = ['Model', 'Activation']
-    for name in datasets:
-        header += [f'{DATASETS[name]} (default)', f'{DATASETS[name]} (random)']
-    if any(m in PAPER for m in {r['model'] for r in runs}):
-        header += [f'paper: {DATASETS[name]}' for name in datasets]
-    groups: Dict[Tuple[str, str], Dict[str, List[Dict]]] = defaultdict(
-        lambda: defaultdict(list))
+    """One markdown table per dataset: both protocols in both test
+    orientations, side by side, and the paper's number."""
+    groups: Dict[Tuple[str, str, str], List[Dict]] = defaultdict(list)
     for run in runs:
-        groups[run['model'], run['activation']][run['dataset']].append(run)
+        groups[run['dataset'], run['model'], run['activation']].append(run)
     num_seeds = len({r['seed'] for r in runs})
-    rows = []
-    for model in MODELS:
-        for act in ACTIVATIONS:
-            if (model, act) not in groups:
-                continue
-            row = [model, act]
-            for name in datasets:
-                group = groups[model, act][name]
+    header = ['Model', 'Activation'] + [
+        f'{PROTOCOLS[p]}: {ORIENTATION_NAMES[o]}' for p in PROTOCOLS
+        for o in ORIENTATIONS] + ['paper']
+    tables = []
+    for name in datasets:
+        rows = []
+        for model in MODELS:
+            for act in ACTIVATIONS:
+                group = groups.get((name, model, act))
+                if not group:
+                    continue
                 # A cell with fewer seeds than the others says how many.
-                n = f' (n = {len(group)})' if 0 < len(group) < num_seeds else ''
-                row += [_common.mean_std(r[f'test_acc_{o}'] for r in group) + n
-                        for o in ORIENTATIONS]
-            if len(header) > len(row):
+                n = f' (n = {len(group)})' if len(group) < num_seeds else ''
                 paper = PAPER.get(model, {}).get(act)
-                row += [f'{paper[0 if n == "synthetic" else 1]:.1f}' if paper else '-'
-                        for n in datasets]
-            rows.append(row)
-    return _common.markdown_table(header, rows)
+                rows.append([model, act] + [
+                    _common.mean_std(r[f'{p}_{o}'] for r in group) + n
+                    for p in PROTOCOLS for o in ORIENTATIONS] + [
+                    f'{paper[0 if name in SYNTHETIC_POINTS else 1]:.1f}' if paper
+                    else '-'])
+        if rows:
+            tables.append(f'**{DATASETS[name]}**\n\n' + _common.markdown_table(header, rows))
+    return '\n\n'.join(tables)
 
 
 def target_checks(runs: List[Dict[str, Any]]) -> str:
-    """The accuracy targets set from Table 1 of the SAN paper, checked on the
-    measured means: a markdown list, each line saying met or NOT met with the
-    numbers."""
-    mean = cell_means(runs)
+    """The accuracy targets, checked on the measured means: a markdown list,
+    each line saying met or NOT met with the numbers."""
+    honest, paper = cell_means(runs, 'test_acc'), cell_means(runs, 'paper_acc')
     datasets = [d for d in DATASETS if any(r['dataset'] == d for r in runs)]
     acts = [a for a in ACTIVATIONS if any(r['activation'] == a for r in runs)]
     lines = []
@@ -375,48 +408,64 @@ def target_checks(runs: List[Dict[str, Any]]) -> str:
     def verdict(ok: bool) -> str:
         return 'met' if ok else '**NOT met**'
 
-    for name, goal in (('synthetic', 100.0), ('ocean', 99.0)):
-        got = {a: mean[name, 'SAN', a, 'default'] for a in acts
-               if (name, 'SAN', a, 'default') in mean}
+    for name in datasets:  # honest protocol, SAN, default orientation
+        goal = 97.5 if name == 'ocean' else 99.5
+        got = {a: honest[name, 'SAN', a, 'default'] for a in acts
+               if (name, 'SAN', a, 'default') in honest}
         if got:
             best = max(got, key=got.get)
-            lines.append(f'- SAN reaches {goal:.1f} % on {DATASETS[name].lower()} '
-                         f'(default orientation) for at least one activation: '
-                         f'{verdict(got[best] >= goal - 1e-9)} (best: {best}, '
-                         f'{got[best]:.1f} %)')
+            lines.append(f'- Honest protocol: SAN reaches {goal:.1f} % on '
+                         f'{DATASETS[name].lower()} (default orientation) for at least '
+                         f'one activation: {verdict(got[best] >= goal - 1e-9)} (best: '
+                         f'{best}, {got[best]:.1f} %)')
+    for name in datasets:  # the paper's protocol against the paper's SAN numbers
+        column = 0 if name in SYNTHETIC_POINTS else 1
+        short = []
+        for a in acts:
+            value = paper.get((name, 'SAN', a, 'default'))
+            if value is not None and value < PAPER['SAN'][a][column] - 1e-9:
+                short.append(f'{a} {value:.1f} < {PAPER["SAN"][a][column]:.1f}')
+        if any((name, 'SAN', a, 'default') in paper for a in acts):
+            values = ', '.join(f'{a} {paper[name, "SAN", a, "default"]:.1f}' for a in acts
+                               if (name, 'SAN', a, 'default') in paper)
+            lines.append(f"- Paper's protocol: SAN reaches the paper's SAN number on "
+                         f'{DATASETS[name].lower()} (default orientation) for every '
+                         f'activation: {verdict(not short)} ({values}' +
+                         (f'; short: {"; ".join(short)}' if short else '') + ')')
     below = []
     for name in datasets:
         for o in ORIENTATIONS:
             for a in acts:
-                san = mean.get((name, 'SAN', a, o))
+                san = honest.get((name, 'SAN', a, o))
                 for other in ('SAT', 'SCNN'):
-                    value = mean.get((name, other, a, o))
+                    value = honest.get((name, other, a, o))
                     if san is not None and value is not None and san < value - 1e-9:
-                        below.append(f'{DATASETS[name].lower()} ({o}) {a}: SAN '
-                                     f'{san:.1f} < {other} {value:.1f}')
-    if any((d, 'SAN', a, 'default') in mean for d in datasets for a in acts):
-        lines.append('- SAN is not below SAT or SCNN in any column: ' + (
+                        below.append(f'{DATASETS[name].lower()} ({ORIENTATION_NAMES[o]}) '
+                                     f'{a}: SAN {san:.1f} < {other} {value:.1f}')
+    if any((d, 'SAN', a, 'default') in honest for d in datasets for a in acts):
+        lines.append('- Honest protocol: SAN is not below SAT or SCNN in any column: ' + (
             verdict(True) if not below else
             verdict(False) + ' (' + '; '.join(below) + ')'))
     model = 'SAN (orientation-equivariant)'
-    gaps = {(d, a): mean[d, model, a, 'default'] - mean[d, model, a, 'random']
-            for d in datasets for a in acts if (d, model, a, 'default') in mean}
+    gaps = {(d, a): honest[d, model, a, 'default'] - honest[d, model, a, 'random']
+            for d in datasets for a in acts if (d, model, a, 'default') in honest}
     if gaps:
         far = {k: g for k, g in gaps.items() if abs(g) > 2.0 + 1e-9}
         worst = max(gaps, key=lambda k: abs(gaps[k]))
-        lines.append(f'- {model} keeps the random test orientation within 2 points '
-                     f'of the default one: {verdict(not far)} (largest gap '
-                     f'{abs(gaps[worst]):.1f} points: {DATASETS[worst[0]].lower()}, '
-                     f'{worst[1]}' + ('; over 2 points: ' + ', '.join(
-                         f'{DATASETS[d].lower()} {a} {g:.1f}' for (d, a), g in far.items())
-                         if far else '') + ')')
+        lines.append(f'- Honest protocol: {model} keeps the random orientation per '
+                     f'trajectory within 2 points of the default one: {verdict(not far)} '
+                     f'(largest gap {abs(gaps[worst]):.1f} points: '
+                     f'{DATASETS[worst[0]].lower()}, {worst[1]}' + (
+                         '; over 2 points: ' + ', '.join(
+                             f'{DATASETS[d].lower()} {a} {g:.1f}'
+                             for (d, a), g in far.items()) if far else '') + ')')
     always = always_wrong(runs)
     for name, indices in always.items():
         run = next(r for r in runs if r['dataset'] == name and r['test_acc_default'] < 1)
         size = round(len(run['test_wrong_default']) / (1 - run['test_acc_default']))
         lines.append(f'- Test signals of {DATASETS[name].lower()} misclassified by every '
-                     f'run of every model (default orientation): {indices} of {size}, '
-                     f'so no run reached more than {100 * (1 - len(indices) / size):.1f} %')
+                     f'run of every model at its best validation epoch (default '
+                     f'orientation): {indices} of {size}')
     return '\n'.join(lines)
 
 
@@ -546,8 +595,14 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
     table = results_table(log.runs, datasets)
     seeds = sorted({r['seed'] for r in log.runs})
     text = (f'Test accuracy (%), mean ± std over the seeds ({", ".join(map(str, seeds))}; '
-            f'n per cell where it has fewer); "default" / "random": orientation of the '
-            f'test edges (training always in the default orientation).\n\n{table}\n')
+            f'n per cell where it has fewer), of two protocols from the same runs: '
+            f'"honest", the epoch with the lowest loss on a validation split (20 % of '
+            f'the training split); "paper\'s protocol", the best test accuracy over the '
+            f'epochs, as the published code reports it (it chooses the epoch on the '
+            f'test split). "default" / "random per trajectory": orientation of the test '
+            f'edges (each test trajectory its own, with its operators flipped to match; '
+            f'training always in the default orientation). "paper": Table 1 of the SAN '
+            f'paper (for both synthetic flow complexes).\n\n{table}\n')
     if tasks:
         text = (f'**Partial results:** {len(tasks)} of the '
                 f'{len(tasks) + len(log.runs)} runs asked for are not done yet (first '

@@ -96,8 +96,8 @@ def real(shared_raw):
         (split, orientation): OceanDriftersDataset(root, split=split,
                                                    orientation=orientation,
                                                    log=False)
-        for split in ("train", "test") for orientation in ("default",
-                                                           "random")
+        for split in ("train", "test") for orientation in (
+            "default", "random", "random_per_trajectory")
     }
 
 
@@ -154,6 +154,16 @@ def test_real_random_orientation(real, dense):
         assert torch.allclose(lb, s @ la @ s), op
     # train and test draw different signs
     assert not torch.equal(real["train", "random"].edge_orientation, signs)
+
+
+def test_real_random_orientation_per_trajectory(real):
+    default, flipped = real["test", "default"], real["test", "random_per_trajectory"]
+    signs = flipped.edge_orientation
+    assert signs.shape == (40, 320) and torch.equal(flipped.signal_orientation, signs)
+    assert len({tuple(row) for row in signs.tolist()}) == 40  # one draw each
+    assert torch.equal(flipped.x_1, default.x_1 * signs.unsqueeze(-1))
+    assert torch.equal(flipped.complex.hodge_weight_1, default.complex.hodge_weight_1)
+    assert default.signal_orientation is None and real["test", "random"].signal_orientation is None
 
 
 @pytest.fixture

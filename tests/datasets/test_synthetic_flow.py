@@ -99,6 +99,8 @@ def splits(tmp_path_factory):
         "train": _dataset(root, split="train"),
         "test": _dataset(root, split="test"),
         "test_random": _dataset(root, split="test", orientation="random"),
+        "test_per_trajectory": _dataset(root, split="test",
+                                        orientation="random_per_trajectory"),
     }
 
 
@@ -182,6 +184,36 @@ def test_random_orientation(splits, dense):
     for i in (0, 99):
         assert torch.equal(_divergence(flipped[i], dense),
                            _divergence(default[i], dense))
+
+
+def test_random_orientation_per_trajectory(splits, dense):
+    default, flipped = splits["test"], splits["test_per_trajectory"]
+    signs = flipped.edge_orientation
+    n1 = default.complex.num_simplices(1)
+    assert signs.shape == (200, n1) and set(signs.view(-1).tolist()) == {-1, 1}
+    assert torch.equal(flipped.signal_orientation, signs)
+    assert not torch.equal(signs[0], signs[1])  # its own draw per trajectory
+    assert torch.equal(flipped.x_1, default.x_1 * signs.unsqueeze(-1))
+    assert torch.equal(flipped.y, default.y)
+    # The complex is shared and stays in the default orientation ...
+    a, b = default.complex, flipped.complex
+    for op in ("boundary", "down_laplacian", "up_laplacian", "hodge_laplacian"):
+        assert all(torch.equal(u, v) for u, v in zip(getattr(a, op)(1), getattr(b, op)(1)))
+    # ... and an item by index carries its own re-oriented operators, on
+    # which its flow has the same divergence as the default one.
+    for i in (0, 7):
+        item = flipped[i]
+        s = torch.diag(signs[i].double())
+        for op in ("down_laplacian", "up_laplacian", "hodge_laplacian"):
+            assert torch.allclose(dense(*getattr(item, op)(1), (n1, n1)),
+                                  s @ dense(*getattr(a, op)(1), (n1, n1)) @ s), op
+        assert torch.equal(item.x_1, flipped.x_1[i])
+        assert torch.equal(item.edge_orientation, signs[i])
+        assert torch.equal(_divergence(item, dense), _divergence(default[i], dense))
+    # Subsets keep their rows; the train split and the other options differ.
+    assert torch.equal(flipped[10:20].signal_orientation, signs[10:20])
+    assert default.signal_orientation is None
+    assert splits["test_random"].signal_orientation is None
 
 
 def test_reproducible(tmp_path, splits):

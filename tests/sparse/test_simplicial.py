@@ -108,3 +108,26 @@ def test_legacy_inputs_are_converted_and_checked():
         SimplicialOperators.from_inputs(6, down_weight=data.down_laplacian(1)[1])
     with pytest.raises(ValueError, match="outside"):
         SimplicialOperators.from_inputs(4, *data.up_laplacian(1))
+
+
+def test_reoriented_shares_the_operators_and_validates():
+    data = SimplicialComplexData.from_simplices([[0, 1, 2], [1, 2, 3]], close=True)
+    ops = data.operators(1)
+    signs = torch.tensor([[1, -1, 1, 1, -1], [-1, 1, 1, 1, 1]])
+    out = ops.reoriented(signs)
+    assert out.up is ops.up and out.down is ops.down and out.hodge is ops.hodge
+    assert ops.orientation is None and out.orientation is signs
+    assert 'orientation=[2, 5]' in repr(out)
+    assert out.reoriented(None).orientation is None
+    assert torch.equal(out.to('cpu').orientation, signs)
+    x = torch.randn(2, 5, 3)
+    assert torch.equal(out.signs(x), signs.float().unsqueeze(-1))
+    assert ops.signs(x) is None
+    with pytest.raises(ValueError, match=r'shape \[B, 5\]'):
+        ops.reoriented(torch.ones(5))
+    with pytest.raises(ValueError, match=r'\+1 and -1'):
+        ops.reoriented(torch.zeros(1, 5))
+    with pytest.raises(TypeError, match='real tensor'):
+        ops.reoriented(torch.ones(1, 5, dtype=torch.bool))
+    with pytest.raises(TypeError, match='tensor or None'):
+        ops.reoriented([[1] * 5])

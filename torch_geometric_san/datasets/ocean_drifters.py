@@ -194,8 +194,14 @@ class OceanDriftersDataset(TrajectoryDataset):
     target :obj:`y`. Reading the raw file needs :obj:`h5py` (the
     ``datasets`` extra). See
     :class:`~torch_geometric_san.datasets.trajectory.TrajectoryDataset` for
-    :obj:`orientation` (with :obj:`"random"`, the signs are drawn from
-    :obj:`seed` and the split).
+    :obj:`orientation` (with :obj:`"random_per_trajectory"` or
+    :obj:`"random"`, the signs are drawn from :obj:`seed` and the split).
+
+    Test item 17 (path 72 of the 200 kept) is the only one whose label (the
+    published rule above) disagrees with the sign of its winding around the
+    island: it turns about 0.58 of a circle clockwise but is labelled
+    counter-clockwise, so 97.5 % is the highest test accuracy of a
+    classifier of the rotation direction.
 
     Source and license: ``dataBuoys.jld2`` of the SCoNe repository
     (https://github.com/nglaze00/SCoNe_GCN), MIT license, Copyright (c) 2021
@@ -205,7 +211,9 @@ class OceanDriftersDataset(TrajectoryDataset):
     Args:
         root (str): Root directory; the raw file lives in :obj:`root/raw`.
         split (str, optional): :obj:`"train"` or :obj:`"test"`.
-        orientation (str, optional): :obj:`"default"` or :obj:`"random"`.
+        orientation (str, optional): :obj:`"default"`,
+            :obj:`"random_per_trajectory"` or :obj:`"random"` (one for the
+            split). (default: :obj:`"default"`)
         seed (int, optional): Seed of the train/test split and of the random
             orientation. (default: :obj:`1`)
         transform (callable, optional): Applied to each item on access.

@@ -162,8 +162,14 @@ class SyntheticFlowDataset(TrajectoryDataset):
         root (str): Root directory; processed files go to
             :obj:`root/processed`.
         split (str, optional): :obj:`"train"` or :obj:`"test"`.
-        orientation (str, optional): :obj:`"default"` or :obj:`"random"`.
-        num_points (int, optional): Points sampled before cutting the holes.
+        orientation (str, optional): :obj:`"default"`,
+            :obj:`"random_per_trajectory"` (each trajectory its own random
+            orientation, as the SAN authors' released test split) or
+            :obj:`"random"` (one for the split). (default: :obj:`"default"`)
+        num_points (int, optional): Points sampled before cutting the holes:
+            400 as the paper's text says; the SAN authors' released data is a
+            complex of about 200 points (186 vertices, 527 edges, 340
+            triangles), which :obj:`num_points=200` resembles.
             (default: :obj:`400`)
         num_train (int, optional): Training trajectories. (default: :obj:`1000`)
         num_test (int, optional): Test trajectories. (default: :obj:`200`)

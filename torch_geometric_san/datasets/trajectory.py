@@ -1,9 +1,10 @@
 """The trajectory datasets' common part: edge flows of vertex paths, random
 re-orientations and :class:`TrajectoryDataset`."""
-from typing import Sequence, Tuple
+from typing import Optional, Sequence, Tuple
+
+import copy
 
 import numpy as np
-import scipy.sparse
 import torch
 from torch import Tensor
 
@@ -19,7 +20,7 @@ __all__ = [
     "TrajectoryDataset",
 ]
 
-ORIENTATIONS = ("default", "random")
+ORIENTATIONS = ("default", "random", "random_per_trajectory")
 
 
 def path_to_flow(path: np.ndarray, edges: np.ndarray) -> np.ndarray:
@@ -103,21 +104,23 @@ def reorient_edges(complex: SimplicialComplexData,
     r"""Returns :obj:`complex` with the reference orientation of edge
     :math:`e` multiplied by :obj:`signs[e]`.
 
-    The new complex is built by
-    :meth:`~torch_geometric_san.data.SimplicialComplexData.from_incidence`
-    from :math:`\mathbf{B}_1 \mathbf{S}` and :math:`\mathbf{S}
-    \mathbf{B}_2` (:math:`\mathbf{S} = \mathrm{diag}(s)`, higher
-    boundaries unchanged), so all its operators follow; its order-1
-    Laplacians are :math:`\mathbf{S} \mathbf{L} \mathbf{S}`. Simplex order
-    and vertex ids (:obj:`simplices_k`, ascending) are unchanged, and
-    :obj:`pos` is kept. Features are not carried over.
+    The boundaries become :math:`\mathbf{B}_1 \mathbf{S}` and :math:`\mathbf{S}
+    \mathbf{B}_2` (:math:`\mathbf{S} = \mathrm{diag}(s)`, higher boundaries
+    unchanged) and the order-1 Laplacians (upper, lower, normalised Hodge)
+    :math:`\mathbf{S} \mathbf{L} \mathbf{S}`, by flipping the signs of their
+    stored values (:math:`O(\mathrm{nnz})`; the sparsity patterns, the
+    spectra and the operators of the other orders do not change). Simplex
+    order and vertex ids (:obj:`simplices_k`, ascending) are unchanged, and
+    so are all other attributes (e.g. :obj:`pos`), except the features
+    :obj:`x_k`, which are not carried over.
 
     Args:
         complex (SimplicialComplexData): A complex of order at least 1.
         signs (torch.Tensor): :math:`\pm 1` per edge, shape :obj:`[N_1]`.
 
     Returns:
-        SimplicialComplexData: The re-oriented complex (a new object).
+        SimplicialComplexData: The re-oriented complex (a new object; the
+        tensors it shares with :obj:`complex` are not modified).
     """
     if not isinstance(complex, SimplicialComplexData):
         raise TypeError(f"'complex' must be a SimplicialComplexData, not "
@@ -133,18 +136,21 @@ def reorient_edges(complex: SimplicialComplexData,
     if signs.shape != (num_edges, ) or not bool((signs.abs() == 1).all()):
         raise ValueError(f"'signs' must hold +1 or -1 for each of the "
                          f"{num_edges} edges")
-    incidence = []
-    for k in range(1, complex.order + 1):
-        index, weight = complex.boundary(k)
-        if k in (1, 2):  # B_1 S flips columns, S B_2 flips rows
-            weight = weight * signs[index[1 if k == 1 else 0]].to(weight.dtype)
-        incidence.append(scipy.sparse.coo_array(
-            (weight.numpy(), (index[0].numpy(), index[1].numpy())),
-            shape=(complex.num_simplices(k - 1), complex.num_simplices(k))))
-    extra = {"pos": complex.pos} if "pos" in complex else {}
-    return SimplicialComplexData.from_incidence(
-        incidence, num_nodes=complex.num_simplices(0),
-        dtype=complex.boundary_weight_1.dtype, **extra)
+    out = copy.copy(complex)
+    for key in [key for key in out.keys() if key.startswith("x_")]:
+        del out[key]
+    # B_1 S flips columns (row 1 of the index), S B_2 rows (row 0), S L S both.
+    flips = [("boundary", 1, (1, )), ("boundary", 2, (0, ))] + [
+        (name, 1, (0, 1)) for name in ("up", "down", "hodge")]
+    for name, k, rows in flips:
+        if f"{name}_weight_{k}" not in complex:
+            continue
+        index, weight = complex[f"{name}_index_{k}"], complex[f"{name}_weight_{k}"]
+        factor = signs.to(device=weight.device, dtype=weight.dtype)
+        for row in rows:
+            weight = weight * factor[index[row]]
+        out[f"{name}_weight_{k}"] = weight
+    return out
 
 
 class TrajectoryDataset(SharedComplexDataset):
@@ -152,18 +158,34 @@ class TrajectoryDataset(SharedComplexDataset):
     the edge flow :obj:`x_1` (shape :obj:`[N_1, 1]`) of one trajectory on the
     shared 2-complex, with its class :obj:`y` (shape :obj:`[1]`).
 
-    :obj:`orientation` selects the reference orientation of the edges of a
-    split. :obj:`"default"`: every edge points from its lower to its higher
-    vertex id. :obj:`"random"`: a seeded random set of edges (each with
-    probability 1/2) has its orientation flipped, one draw for the whole
-    split, recorded as :attr:`edge_orientation` (:math:`s_e = -1` for a
-    flipped edge). Flipping edge :math:`e` negates its flow value
-    :math:`x_1[e]`, column :math:`e` of :math:`B_1` and row :math:`e` of
-    :math:`B_2`, so every order-1 Laplacian becomes :math:`S L S` with
-    :math:`S = \mathrm{diag}(s)`; the complex of that split carries these
-    operators (vertex ids in :obj:`simplices_1` stay ascending). Bodnar et
-    al. draw one orientation per trajectory; one per split keeps one shared
-    complex, so all items can also be fed at once as :obj:`[B, N_1, 1]`.
+    :obj:`orientation` selects the reference orientation of the edges:
+
+    * :obj:`"default"`: every edge points from its lower to its higher vertex
+      id.
+    * :obj:`"random_per_trajectory"`: each trajectory has its own seeded
+      random orientation (each edge flipped with probability 1/2), as in the
+      SAN authors' released data and Bodnar et al.'s code. The complex stays
+      the default one; trajectory :math:`b` flips its flow values on the
+      edges with :math:`s_{b,e} = -1`, and its operators are :math:`\mathbf{D}_b
+      \mathbf{L} \mathbf{D}_b` (:math:`\mathbf{D}_b = \mathrm{diag}(s_b)`):
+      :attr:`signal_orientation` :obj:`[num_items, N_1]` holds the signs, and
+      :obj:`complex.operators(1).reoriented(signal_orientation[batch])`
+      (:meth:`~torch_geometric_san.sparse.SimplicialOperators.reoriented`)
+      gives the layers those operators for signals side by side on the shared
+      pattern, with no copy of the complex per trajectory. An item taken by
+      index (:obj:`dataset[i]`, e.g. through a
+      :class:`~torch_geometric.loader.DataLoader`) is built on access with
+      its own re-oriented operators (:func:`reorient_edges`, a sign flip of
+      the stored values).
+    * :obj:`"random"`: one seeded random orientation for the whole split: its
+      complex carries the flipped operators (:func:`reorient_edges`) and all
+      flows are flipped to match.
+
+    Flipping edge :math:`e` negates its flow value :math:`x_1[e]`, column
+    :math:`e` of :math:`B_1` and row :math:`e` of :math:`B_2`, so every
+    order-1 Laplacian becomes :math:`S L S`. :attr:`edge_orientation` holds
+    the signs relative to the default orientation (:math:`s_e = -1` for a
+    flipped edge).
 
     Args:
         root (str): Root directory of the dataset.
@@ -193,16 +215,32 @@ class TrajectoryDataset(SharedComplexDataset):
             path_to_flow(p, edges)
             for p in progress_bar(paths, "Edge flows", enabled=self.log)
         ])
-        signs = np.ones(len(edges), dtype=np.int64)
-        if self.orientation == "random":
-            signs = random_orientation(len(edges), orientation_rng)
-            complex = reorient_edges(complex, torch.from_numpy(signs))
-        flows = flows * signs
-        self.save_shared(
-            path, complex, items={
-                "x_1": torch.from_numpy(flows).float().unsqueeze(-1),
-                "y": torch.as_tensor(labels, dtype=torch.long).view(-1, 1),
-            }, extra={"edge_orientation": torch.from_numpy(signs)})
+        items = {
+            "y": torch.as_tensor(labels, dtype=torch.long).view(-1, 1),
+        }
+        extra = {}
+        if self.orientation == "random_per_trajectory":
+            signs = np.stack([random_orientation(len(edges), orientation_rng)
+                              for _ in range(len(flows))])
+            items["edge_orientation"] = torch.from_numpy(signs)
+        else:
+            signs = np.ones(len(edges), dtype=np.int64)
+            if self.orientation == "random":
+                signs = random_orientation(len(edges), orientation_rng)
+                complex = reorient_edges(complex, torch.from_numpy(signs))
+            extra["edge_orientation"] = torch.from_numpy(signs)
+        items["x_1"] = torch.from_numpy(flows * signs).float().unsqueeze(-1)
+        self.save_shared(path, complex, items=items, extra=extra)
+
+    def get(self, idx: int) -> SimplicialComplexData:
+        data = super().get(idx)
+        if "edge_orientation" not in self._items:
+            return data
+        # The item's own operators, D L D, from the shared complex.
+        out = reorient_edges(data, data.edge_orientation)
+        for key, value in self._items.items():
+            out[key] = data[key]
+        return out
 
     @property
     def x_1(self) -> Tensor:
@@ -217,5 +255,21 @@ class TrajectoryDataset(SharedComplexDataset):
     @property
     def edge_orientation(self) -> Tensor:
         r"""The orientation of each edge relative to the default one
-        (:math:`+1` kept, :math:`-1` flipped), shape :obj:`[N_1]`."""
+        (:math:`+1` kept, :math:`-1` flipped): shape :obj:`[N_1]` for the
+        split, or :obj:`[num_items, N_1]`, one row per trajectory, with
+        :obj:`orientation="random_per_trajectory"`."""
+        if "edge_orientation" in self._items:
+            return self.stacked("edge_orientation")
         return self._extra["edge_orientation"]
+
+    @property
+    def signal_orientation(self) -> Optional[Tensor]:
+        r"""The orientation of each trajectory relative to :attr:`complex`,
+        :obj:`[num_items, N_1]`, for
+        :meth:`SimplicialOperators.reoriented
+        <torch_geometric_san.sparse.SimplicialOperators.reoriented>`; :obj:`None`
+        where all items share the complex's orientation (:obj:`"default"`,
+        :obj:`"random"`)."""
+        if "edge_orientation" in self._items:
+            return self.stacked("edge_orientation")
+        return None

@@ -33,7 +33,24 @@ class SimplicialOperators:
     * :attr:`boundary`: :math:`\mathbf{B}_k`, from :math:`k`-chains to
       :math:`(k-1)`-chains, :obj:`[N_{k-1}, N_k]`;
     * :attr:`coboundary`: :math:`\mathbf{B}_{k+1}^{\top}`, from :math:`k`-chains
-      to :math:`(k+1)`-chains, :obj:`[N_{k+1}, N_k]`.
+      to :math:`(k+1)`-chains, :obj:`[N_{k+1}, N_k]`;
+    * :attr:`orientation`: optionally, a reference orientation of the
+      :math:`k`-simplices per signal, :obj:`[B, N_k]` of :math:`\pm 1`
+      (:meth:`reoriented`), or :obj:`None`: every signal in the operators' own.
+
+    **Per-signal orientation.** Signal :math:`b` with orientation
+    :math:`\mathbf{D}_b = \mathrm{diag}(s_b)` lives on the complex whose
+    order-:math:`k` Laplacians are :math:`\mathbf{D}_b \mathbf{L}
+    \mathbf{D}_b` (the re-oriented complex of
+    :func:`~torch_geometric_san.datasets.trajectory.reorient_edges`), without
+    a copy of the operators per signal: a layer applies what depends on the
+    signs (fixed-value products, signed attention) as
+    :math:`\mathbf{D}_b f(\mathbf{D}_b \mathbf{x}_b)`, which equals :math:`f`
+    on the re-oriented operators for every part that is linear in the
+    operator's values or sees only their signs relative to the signals;
+    what uses only the sparsity pattern (plain attention) is unchanged.
+    The boundary and coboundary are not re-oriented (layers of one order do
+    not use them).
 
     Every operator derives its other forms (compressed rows, transpose,
     attention neighbourhood, harmonic shift, spectral normalisation) on first
@@ -70,6 +87,7 @@ class SimplicialOperators:
                  boundary: Optional[SparseOperator] = None,
                  coboundary: Optional[SparseOperator] = None):
         self.num_simplices = num_simplices
+        self.orientation: Optional[Tensor] = None
         self.up = up
         self.down = down
         self.hodge = hodge
@@ -126,14 +144,75 @@ class SimplicialOperators:
                    down=convert(down_index, down_weight, 'down'),
                    hodge=convert(hodge_index, hodge_weight, 'hodge'))
 
+    def reoriented(self, orientation: Optional[Tensor]) -> 'SimplicialOperators':
+        r"""The same operators (shared, with the forms they derived) for
+        signals that each have their own reference orientation of the
+        simplices: :obj:`orientation[b, i] = -1` where signal :math:`b` flips
+        simplex :math:`i` relative to these operators (see the class
+        description); :obj:`None` removes it.
+
+        Args:
+            orientation (torch.Tensor, optional): :math:`\pm 1`, shape
+                :obj:`[B, N_k]`, one row per signal of the layers' input
+                :obj:`[B, N_k, F]` (any real dtype).
+
+        Returns:
+            SimplicialOperators: A new value; :obj:`self` is unchanged.
+
+        Example:
+            >>> import torch
+            >>> from torch_geometric_san.data import SimplicialComplexData
+            >>> data = SimplicialComplexData.from_simplices([[0, 1, 2]], close=True)
+            >>> signs = torch.tensor([[1, -1, 1], [-1, -1, 1]])
+            >>> data.operators(1).reoriented(signs).orientation.shape
+            torch.Size([2, 3])
+        """
+        if orientation is not None:
+            if not isinstance(orientation, Tensor):
+                raise TypeError(f"'orientation' must be a tensor or None, not "
+                                f"{type(orientation).__name__}")
+            if orientation.dtype == torch.bool or orientation.is_complex():
+                raise TypeError(f"'orientation' must be a real tensor of +1 and -1, "
+                                f"not {orientation.dtype}")
+            if orientation.dim() != 2 or orientation.size(1) != self.num_simplices:
+                raise ValueError(f"'orientation' must have shape [B, "
+                                 f"{self.num_simplices}], got {list(orientation.shape)}")
+            if not bool((orientation.abs() == 1).all()):
+                raise ValueError("'orientation' must hold only +1 and -1")
+        out = self.from_transposed_boundary(
+            self.num_simplices, self._boundary_t, up=self.up, down=self.down,
+            hodge=self.hodge, coboundary=self.coboundary)
+        out.orientation = orientation
+        return out
+
+    def signs(self, x: Tensor) -> Optional[Tensor]:
+        r"""The orientation per signal as a factor of the signals :obj:`x`
+        :obj:`[B, N_k, F]`, :obj:`[B, N_k, 1]` in their dtype, or :obj:`None`
+        without one."""
+        if self.orientation is None:
+            return None
+        if x.dim() != 3 or x.size(0) != self.orientation.size(0):
+            raise ValueError(f"the operators carry an orientation for "
+                             f"{self.orientation.size(0)} signals, but the input has "
+                             f"shape {list(x.shape)} (expected [{self.orientation.size(0)}, "
+                             f"{self.num_simplices}, F])")
+        return self.orientation.to(device=x.device, dtype=x.dtype).unsqueeze(-1)
+
     def to(self, *args, **kwargs) -> 'SimplicialOperators':
         r"""A copy with every operator moved (:meth:`SparseOperator.to`)."""
         def move(op: Optional[SparseOperator]) -> Optional[SparseOperator]:
             return None if op is None else op.to(*args, **kwargs)
-        return self.from_transposed_boundary(
+        out = self.from_transposed_boundary(
             self.num_simplices, move(self._boundary_t), up=move(self.up),
             down=move(self.down), hodge=move(self.hodge),
             coboundary=move(self.coboundary))
+        moved = [op for op in (out.up, out.down, out.hodge, out.coboundary,
+                               out._boundary_t) if op is not None]
+        if self.orientation is not None:
+            # To the operators' device, in its own dtype (the signs stay exact).
+            out.orientation = self.orientation.to(moved[0].index.device) \
+                if moved else self.orientation
+        return out
 
     def __repr__(self) -> str:
         parts = [f'num_simplices={self.num_simplices}']
@@ -141,6 +220,8 @@ class SimplicialOperators:
             op = self._boundary_t if name == 'boundary' else getattr(self, name)
             if op is not None:
                 parts.append(f'{name}={op.nnz}')
+        if self.orientation is not None:
+            parts.append(f'orientation={list(self.orientation.shape)}')
         return f"{self.__class__.__name__}({', '.join(parts)})"
 
 

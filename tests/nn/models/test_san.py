@@ -284,3 +284,55 @@ def test_compiled_model_does_not_recompile_per_batch(kit):
         out.sum().backward()
         counts.append(counter.frame_count)
     assert counts[1] == counts[-1], counts  # no graph compiled after the second batch
+
+
+TRAJECTORY_MODELS = {  # the rows of Table 1 (benchmarks/trajectory.py)
+    'SAN': (SAN, dict(J_up=3, J_down=3, J_harmonic=5), {}),
+    'SAN (J_h = 0)': (SAN, dict(J_up=3, J_down=3, J_harmonic=0), {}),
+    'SAN (orientation-equivariant)': (SAN, dict(J_up=3, J_down=3, J_harmonic=5, bias=False,
+                                                orientation_equivariant=True),
+                                      dict(invariant_readout=True)),
+    'SAT': (SAT, {}, {}), 'SCNN': (SCNN, dict(J_up=3, J_down=3), {}),
+    'SNN': (SNN, {}, {}), 'SCN': (SCN, {}, {}),
+}
+
+
+@pytest.mark.parametrize('name', list(TRAJECTORY_MODELS))
+@pytest.mark.parametrize('in_channels', [1, 3])
+def test_per_signal_orientation_is_each_signals_own_complex(kit, name, in_channels):
+    # Signals side by side, each with its own orientation of the edges on the
+    # shared operators, give what each gives alone on its own re-oriented
+    # complex (reorient_edges builds it from D B_1 and D B_2).
+    from torch_geometric_san.datasets.trajectory import reorient_edges
+    data = kit.delaunay(14, seed=3)
+    n, B = data.num_simplices(1), 4
+    torch.manual_seed(0)
+    x = torch.randn(B, n, in_channels, dtype=torch.float64)
+    signs = torch.where(torch.rand(B, n) < 0.5, -1, 1)
+    signs[0] = 1  # one signal in the operators' own orientation
+    cls, conv, extra = TRAJECTORY_MODELS[name]
+    model = cls(in_channels, 4, num_layers=1, out_channels=2, readout='flatten',
+                num_simplices=n, act='tanh', conv_kwargs=conv, **extra).double().eval()
+    ops = data.operators(1)
+    batched = model(x, ops.reoriented(signs))
+    layer = model.convs[0](x, ops.reoriented(signs))
+    for b in range(B):
+        own = reorient_edges(data, signs[b]).operators(1)
+        assert torch.allclose(batched[b], model(x[b:b + 1], own)[0], atol=1e-12)
+        assert torch.allclose(layer[b], model.convs[0](x[b], own), atol=1e-12)
+    # Without the orientation, the flipped signals differ for the models that
+    # see the signs (all but plain attention on the pattern alone is still
+    # different through its harmonic filter or skip weights).
+    if name not in ('SAT', 'SAN (J_h = 0)'):
+        assert not torch.allclose(model.convs[0](x, ops)[1:], layer[1:], atol=1e-6)
+
+
+def test_per_signal_orientation_checks_the_signals(kit):
+    data = kit.delaunay(10)
+    n = data.num_simplices(1)
+    model = SAN(1, 4, num_layers=1, out_channels=2, conv_kwargs=dict(J_harmonic=2)).double()
+    ops = data.operators(1).reoriented(torch.ones(3, n))
+    with pytest.raises(ValueError, match='orientation for 3 signals'):
+        model(torch.randn(2, n, 1, dtype=torch.float64), ops)
+    with pytest.raises(ValueError, match='orientation for 3 signals'):
+        model(torch.randn(n, 1, dtype=torch.float64), ops)

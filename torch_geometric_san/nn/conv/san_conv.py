@@ -113,6 +113,20 @@ class SANConv(MessagePassing):
     breaks this (the layer must be odd): use :obj:`bias=False`. Fixed-weight
     branches (:obj:`attention=None`) are always equivariant.
 
+    **Per-signal orientation.** Operators carrying an orientation per signal
+    (:meth:`SimplicialOperators.reoriented
+    <torch_geometric_san.sparse.SimplicialOperators.reoriented>`, signs
+    :math:`\mathbf{D}_b` for signal :math:`b` of the input :math:`(B, N,
+    F_{in})`) give each signal the output it would have on its own
+    re-oriented operators :math:`\mathbf{D}_b \mathbf{L} \mathbf{D}_b`, on the
+    shared pattern: a branch that depends on the operator's signs (fixed
+    values, the harmonic filter, orientation-equivariant attention) runs as
+    :math:`\mathbf{D}_b\, \mathrm{branch}(\mathbf{D}_b \mathbf{z}_b)`
+    (exact: :math:`\mathbf{D}_b (\mathbf{D}_b \mathbf{L} \mathbf{D}_b)^p
+    \mathbf{D}_b = \mathbf{L}^p`, and the equivariant scores see only signs
+    relative to the signals); plain attention uses only the pattern, which
+    no orientation changes. The bias is added after.
+
     Args:
         in_channels (int): Size of each input sample.
         out_channels (int): Size of each output sample (per head).
@@ -342,9 +356,10 @@ class SANConv(MessagePassing):
         ops = as_operators(x.size(1), ops, legacy_ops, legacy_named_ops)
 
         up_op, down_op, harmonic_op = self._branch_operators(ops)
-        up, up_weights = self._branch('up', x, up_op)
-        down, down_weights = self._branch('down', x, down_op)
-        harmonic = self._harmonic(x, harmonic_op)
+        signs = ops.signs(x)  # per-signal orientation, [B, N, 1] or None
+        up, up_weights = self._branch('up', x, up_op, signs)
+        down, down_weights = self._branch('down', x, down_op, signs)
+        harmonic = self._harmonic(x, harmonic_op, signs)
         out = self._sum(x, [up, down, harmonic])
 
         if not self.concat:
@@ -398,22 +413,25 @@ class SANConv(MessagePassing):
             prepare(harmonic)
         return out[0], out[1], harmonic
 
-    def _branch(self, branch: str, x: Tensor, op: Optional[SparseOperator]
-                ) -> Tuple[OptTensor, AttentionWeights]:
+    def _branch(self, branch: str, x: Tensor, op: Optional[SparseOperator],
+                signs: OptTensor) -> Tuple[OptTensor, AttentionWeights]:
         # sum_p A^p Z W_p of the upper or lower branch, [B, N, H, C], and its
         # attention coefficients; None where the branch or its operator is absent.
+        # Plain attention sees only the pattern, which no orientation changes.
         if op is None:
             return None, None
         if self.attention is None:
-            return self._fixed_branch(branch, x, op), None
+            return _flip(self._fixed_branch(branch, _flip(x, signs), op), signs), None
         B, H = x.size(0), self.heads
         if op.is_empty:
             return None, (op.index, x.new_zeros(B, 0, H))
+        signs = signs if self.orientation_equivariant else None
+        x = _flip(x, signs)
         taps = None if self._propagates_input(per_head=True) else self._taps(x, branch)
         alpha = self._coefficients(branch, x, op, taps)  # [nnz, B * H]
         value = alpha * op.weight.to(x.dtype).unsqueeze(1) \
             if self.orientation_equivariant else alpha
-        out = self._filter(branch, x, op, value, taps)
+        out = _flip(self._filter(branch, x, op, value, taps), signs)
         return out, (op.index, alpha.view(-1, B, H).transpose(0, 1))
 
     def _fixed_branch(self, branch: str, x: Tensor, op: SparseOperator) -> OptTensor:
@@ -423,16 +441,18 @@ class SANConv(MessagePassing):
         taps = None if self._propagates_input(per_head=False) else self._taps(x, branch)
         return self._filter(branch, x, op, _values(op, x), taps)
 
-    def _harmonic(self, x: Tensor, op: Optional[SparseOperator]) -> OptTensor:
+    def _harmonic(self, x: Tensor, op: Optional[SparseOperator],
+                  signs: OptTensor) -> OptTensor:
         # (I - eps L~)^J_h Z W_h; Z W_h for J_h = 0; None without the branch.
         if self.J_harmonic is None:
             return None
         if self.J_harmonic == 0:
             return self._taps(x, 'harmonic')[0]
         assert op is not None
+        x = _flip(x, signs)
         taps = None if self._propagates_input(per_head=False) else self._taps(x, 'harmonic')
-        return self._filter('harmonic', x, op, _values(op, x), taps,
-                            hops=self.J_harmonic)
+        return _flip(self._filter('harmonic', x, op, _values(op, x), taps,
+                                  hops=self.J_harmonic), signs)
 
     def _sum(self, x: Tensor, branches: List[OptTensor]) -> Tensor:
         # The sum of the present branches, [B, N, H, C]. Parameters that no branch
@@ -522,7 +542,12 @@ class SANConv(MessagePassing):
         signal = x.unsqueeze(2).expand(B, N, groups, F_in)
         out = torch.stack(powers(op, value, signal, len(weights), hops))
         weight = torch.stack(weights).view(-1, H, C, F_in)
-        return torch.einsum('jbnhf,jhcf->bnhc', out.expand(-1, -1, -1, H, -1), weight)
+        if groups == 1:  # one product [B N, J F_in] x [J F_in, H C]
+            J = out.size(0)
+            out = out.squeeze(3).permute(1, 2, 0, 3).reshape(B * N, J * F_in)
+            return (out @ weight.permute(0, 3, 1, 2).reshape(J * F_in, H * C)).view(
+                B, N, H, C)
+        return torch.einsum('jbnhf,jhcf->bnhc', out, weight)
 
     def edge_update(self, alpha_j: OptTensor, alpha_i: OptTensor,
                     score: OptTensor, index: Tensor,
@@ -599,6 +624,15 @@ class SANConv(MessagePassing):
                 f'{self.out_channels}, J_up={self.J_up}, J_down={self.J_down}, '
                 f'J_harmonic={self.J_harmonic}, heads={self.heads}, '
                 f'attention={self.attention!r})')
+
+
+def _flip(value: OptTensor, signs: OptTensor) -> OptTensor:
+    # D value for signals [B, N, ...] with their own orientation D (signs
+    # [B, N, 1]). A branch that depends on the operator's signs runs as
+    # D branch(D x): the branch on each signal's own operators D L D.
+    if value is None or signs is None:
+        return value
+    return value * signs.view(*signs.shape[:2], *(1, ) * (value.dim() - 2))
 
 
 def _values(op: SparseOperator, x: Tensor) -> Tensor:
