@@ -96,6 +96,131 @@ class EarlyStopping:
         return self._bad >= self.patience
 
 
+def _per_member(values: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
+    # [E] -> [E, 1, ...], to broadcast against a parameter [E, ...].
+    return values.view(-1, *[1] * (like.dim() - 1))
+
+
+class EnsembleAdam:
+    """Adam for an ensemble (a network whose parameters all have a leading
+    dimension of :math:`E` members, e.g. ``SANConv(ensemble=E)`` layers), with
+    one learning rate per member: :class:`torch.optim.Adam`'s update (no weight
+    decay, no amsgrad), elementwise, so each member follows exactly the
+    trajectory of its own ``torch.optim.Adam`` at its own learning rate.
+
+    Args:
+        params (iterable): The parameters, each :math:`(E, ...)`.
+        betas (tuple, optional): Adam's coefficients. (default: ``(0.9, 0.999)``)
+        eps (float, optional): Adam's epsilon. (default: ``1e-8``)
+    """
+    def __init__(self, params: Iterable[torch.Tensor], betas=(0.9, 0.999),
+                 eps: float = 1e-8):
+        self.params = list(params)
+        self.betas, self.eps, self.steps = betas, eps, 0
+        self.exp_avg = [torch.zeros_like(p) for p in self.params]
+        self.exp_avg_sq = [torch.zeros_like(p) for p in self.params]
+
+    def zero_grad(self) -> None:
+        for p in self.params:
+            p.grad = None
+
+    @torch.no_grad()
+    def step(self, lr: torch.Tensor) -> None:
+        """One step with learning rates :obj:`lr`, :math:`(E)`."""
+        self.steps += 1
+        beta1, beta2 = self.betas
+        correction1 = 1 - beta1 ** self.steps
+        correction2 = (1 - beta2 ** self.steps) ** 0.5
+        for p, avg, avg_sq in zip(self.params, self.exp_avg, self.exp_avg_sq):
+            if p.grad is None:
+                continue
+            avg.lerp_(p.grad, 1 - beta1)
+            avg_sq.mul_(beta2).addcmul_(p.grad, p.grad, value=1 - beta2)
+            denom = (avg_sq.sqrt() / correction2).add_(self.eps)
+            p.addcdiv_(avg * _per_member(-lr / correction1, p), denom)
+
+
+class EnsemblePlateau:
+    """:class:`torch.optim.lr_scheduler.ReduceLROnPlateau` (mode ``min``,
+    relative threshold, no cooldown) for each member of an ensemble: the
+    factor by which each member's learning rate has been reduced.
+
+    Args:
+        members (int): The number of members :math:`E`.
+        factor (float): The reduction factor.
+        patience (int): Epochs without improvement before a reduction.
+        threshold (float, optional): Relative improvement that counts.
+            (default: ``1e-4``)
+        device (torch.device, optional): Where the state lives.
+    """
+    def __init__(self, members: int, factor: float, patience: int,
+                 threshold: float = 1e-4, device=None):
+        self.factor, self.patience, self.threshold = factor, patience, threshold
+        self.scale = torch.ones(members, device=device)
+        self.best = torch.full((members, ), float('inf'), device=device)
+        self.bad = torch.zeros(members, dtype=torch.long, device=device)
+
+    def step(self, loss: torch.Tensor) -> None:
+        """Records each member's loss :math:`(E)`."""
+        better = loss < self.best * (1 - self.threshold)
+        self.best = torch.where(better, loss, self.best)
+        self.bad = torch.where(better, 0, self.bad + 1)
+        reduce = self.bad > self.patience
+        self.scale = torch.where(reduce, self.scale * self.factor, self.scale)
+        self.bad = torch.where(reduce, 0, self.bad)
+
+
+class EnsembleEarlyStopping:
+    """:class:`EarlyStopping` for each member of an ensemble: the best
+    validation loss of each member, its epoch and a copy of that member's
+    parameters at that point; a member stops when :obj:`patience` epochs have
+    passed without a (strictly lower) loss, or when its loss is not finite.
+
+    Args:
+        module (torch.nn.Module): The ensemble, parameters :math:`(E, ...)`.
+        patience (int): Epochs without improvement before a member stops.
+    """
+    def __init__(self, module: torch.nn.Module, patience: int):
+        params = dict(module.named_parameters())
+        members = next(iter(params.values())).size(0)
+        device = next(iter(params.values())).device
+        self.patience = patience
+        self.best = torch.full((members, ), float('inf'), device=device)
+        self.best_epoch = torch.full((members, ), -1, dtype=torch.long, device=device)
+        self.stopped = torch.zeros(members, dtype=torch.bool, device=device)
+        self.stop_epoch = torch.zeros(members, dtype=torch.long, device=device)
+        self.state = {k: v.detach().clone() for k, v in params.items()}
+        self._params = params
+
+    @torch.no_grad()
+    def step(self, loss: torch.Tensor, epoch: int) -> bool:
+        """Records each member's loss :math:`(E)` of :obj:`epoch` (with the
+        parameters that gave it); returns :obj:`True` when every member has
+        stopped."""
+        running = ~self.stopped
+        improved = running & (loss < self.best)
+        self.best = torch.where(improved, loss, self.best)
+        self.best_epoch = torch.where(improved, epoch, self.best_epoch)
+        for key, param in self._params.items():
+            self.state[key] = torch.where(_per_member(improved, param), param,
+                                          self.state[key])
+        stop = running & (~torch.isfinite(loss) | (epoch - self.best_epoch >= self.patience))
+        self.stop_epoch = torch.where(stop, epoch + 1, self.stop_epoch)
+        self.stopped = self.stopped | stop
+        return bool(self.stopped.all())
+
+    def finish(self, epochs: int) -> None:
+        """Marks the members still running as stopped after :obj:`epochs`."""
+        self.stop_epoch = torch.where(self.stopped, self.stop_epoch, epochs)
+        self.stopped = torch.ones_like(self.stopped)
+
+    @torch.no_grad()
+    def restore(self) -> None:
+        """Loads each member's best parameters into the ensemble."""
+        for key, param in self._params.items():
+            param.copy_(self.state[key])
+
+
 def mean_std(values: Iterable[float], scale: float = 100.0, digits: int = 1) -> str:
     """``"mean +- std"`` of :obj:`values` times :obj:`scale` (population
     standard deviation, 0 for a single value)."""

@@ -57,6 +57,7 @@ Examples::
 import argparse
 import math
 import os
+import statistics
 import sys
 import time
 from collections import defaultdict
@@ -64,7 +65,6 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import torch
-import torch.nn.functional as F
 from torch import Tensor
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -93,7 +93,7 @@ PAPER = {  # Table 2 of the paper (its metric), per missing rate, orders 0-5
              30: [72, 76, 81, 82, 80, 86], 40: [63, 67, 81, 79, 74, 83],
              50: [55, 60, 81, 71, 68, 79]},
 }
-QUICK = dict(orders=[0], rates=[30], masks=1, max_epochs=150)
+QUICK = dict(orders=[0], rates=[10, 30], masks=2, max_epochs=100, patience=30)
 
 
 def within(pred: Tensor, target: Tensor) -> Tensor:
@@ -101,54 +101,104 @@ def within(pred: Tensor, target: Tensor) -> Tensor:
     return (pred - target).abs() <= 0.05 * target.abs()
 
 
-def train_run(name: str, x: Tensor, y: Tensor, known: Tensor, hidden: Tensor,
-              ops: SimplicialOperators, args, desc: str) -> Dict[str, Any]:
-    """Trains one network on one mask; returns its record."""
+def ensemble(name: str, members: int, device: torch.device) -> torch.nn.Module:
+    """The network :obj:`name` as an ensemble of :obj:`members` independent
+    networks (``SANConv(ensemble=E)`` layers), input :math:`(E, N, 1)`."""
     spec = MODELS[name]
-    model = spec.cls(1, 256, num_layers=4, out_channels=1, act='relu',
-                     conv_kwargs=spec.conv).to(x.device)
-    optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
-    fill = x[hidden].flatten()[:1]  # the median of the known values
-    generator = torch.Generator(x.device).manual_seed(int(torch.initial_seed()))
-    scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(optimizer, factor=0.77,
-                                                           patience=100)
-    stopper = _common.EarlyStopping(args.patience)
+    return spec.cls(1, 256, num_layers=4, out_channels=1, act='relu',
+                    conv_kwargs=dict(spec.conv, ensemble=members)).to(device)
+
+
+def masked_mean(values: Tensor, mask: Tensor) -> Tensor:
+    """The mean of :obj:`values` over :obj:`mask`, per row, :math:`(E)`."""
+    return (values * mask).sum(-1) / mask.sum(-1).clamp(min=1)
+
+
+def warmup(epoch: int, epochs: int) -> float:
+    """The learning-rate multiplier of :obj:`epoch`: linear from
+    ``1 / epochs`` to 1 over the first :obj:`epochs` epochs, then 1."""
+    return min(1.0, (epoch + 1) / epochs) if epochs > 0 else 1.0
+
+
+def validation_masks(known: Tensor, fraction: float, seeds: Sequence[int]) -> Tensor:
+    """A seeded random :obj:`fraction` of each run's known simplices (at
+    least one), held out from the inputs and the loss for early stopping."""
+    masks = torch.zeros_like(known)
+    for run, seed in enumerate(seeds):
+        index = known[run].nonzero().view(-1).cpu()
+        count = max(1, round(fraction * index.numel())) if fraction > 0 else 0
+        order = torch.randperm(index.numel(), generator=torch.Generator().manual_seed(seed))
+        masks[run, index[order[:count]].to(known.device)] = True
+    return masks
+
+
+def train_batch(name: str, runs: List[Tuple[int, int]], cells: Dict[int, Dict[str, Any]],
+                ops: SimplicialOperators, args, device: torch.device,
+                desc: str) -> List[Dict[str, Any]]:
+    """Trains one network per (rate, mask) of :obj:`runs`, all as one
+    ensemble on the operators :obj:`ops`; returns their records."""
+    E = len(runs)
+    x = torch.stack([cells[rate]['inputs'][mask] for rate, mask in runs])  # [E, N, 1]
+    known = torch.stack([cells[rate]['known'][mask] for rate, mask in runs])
+    hidden = torch.stack([cells[rate]['hidden'][mask] for rate, mask in runs])
+    y = cells[runs[0][0]]['y']
+    fill = torch.stack([x[r, hidden[r].nonzero()[0]].view(()) for r in range(E)])  # median
+    fill = fill.view(E, 1, 1)
+    val = validation_masks(known, args.val_fraction,
+                           [1000 * mask + rate for rate, mask in runs])
+    train = known & ~val
+    inputs = torch.where(val.unsqueeze(-1), fill, x)  # held out: hidden from the input too
+    model = ensemble(name, E, device)
+    optimizer = _common.EnsembleAdam(model.parameters())
+    plateau = _common.EnsemblePlateau(E, factor=0.77, patience=100, device=device)
+    stopper = _common.EnsembleEarlyStopping(model, args.patience)
+    generator = torch.Generator(device).manual_seed(int(torch.initial_seed()))
     start = time.perf_counter()
     bar = progress_bar(range(args.max_epochs), desc, enabled=not args.no_progress,
                        leave=False, dynamic_ncols=True, mininterval=1.0)
     model.train()
+    epochs = args.max_epochs
     for epoch in bar:
         optimizer.zero_grad()
-        inputs = x
+        signal = inputs
         if args.input_masking > 0:  # hide some known inputs too, this epoch
-            drop = known & (torch.rand(known.shape, generator=generator,
-                                       device=x.device) < args.input_masking)
-            inputs = torch.where(drop.unsqueeze(-1), fill, x)
-        loss = F.l1_loss(model(inputs, ops).view(-1)[known], y[known])
-        loss.backward()
-        value = loss.item()
-        if not math.isfinite(value):
+            drop = train & (torch.rand(train.shape, generator=generator,
+                                       device=device) < args.input_masking)
+            signal = torch.where(drop.unsqueeze(-1), fill, inputs)
+        error = (model(signal, ops).squeeze(-1) - y).abs()  # [E, N]
+        train_loss = masked_mean(error, train)
+        val_loss = masked_mean(error.detach(), val) if args.val_fraction > 0 \
+            else train_loss.detach()
+        finite = torch.isfinite(train_loss)
+        torch.where(finite, train_loss, 0.0).sum().backward()  # members independent
+        if stopper.step(torch.where(finite, val_loss, float('nan')), epoch):
+            epochs = epoch + 1
             break
-        stop = stopper.step(value, epoch, model)  # the parameters of this loss
-        optimizer.step()
-        scheduler.step(value)
+        optimizer.step(args.lr * plateau.scale * warmup(epoch, args.warmup))
+        plateau.step(train_loss.detach())
         if epoch % 10 == 0:
-            bar.set_postfix(loss=f'{value:.3f}', best=f'{stopper.best:.3f}',
-                            lr=f'{optimizer.param_groups[0]["lr"]:.1e}')
-        if stop:
-            break
+            bar.set_postfix(loss=f'{float(train_loss.detach().mean()):.3f}',
+                            running=int((~stopper.stopped).sum()))
     bar.close()
+    stopper.finish(epochs)
     train_time = time.perf_counter() - start
-    model.load_state_dict(stopper.state)
+    stopper.restore()
     model.eval()
     with torch.no_grad():
-        pred = model(x, ops).view(-1)
+        pred = model(x, ops).squeeze(-1)  # every known value given
     ok = within(pred, y)
-    return dict(model=name, input_masking=args.input_masking, lr=args.lr,
-                epochs=epoch + 1, best_epoch=stopper.best_epoch + 1,
-                train_loss=stopper.best, train_time=train_time,
-                acc_all=float(ok.float().mean()), acc_hidden=float(ok[hidden].float().mean()),
-                mae_hidden=float((pred - y)[hidden].abs().mean()))
+    records = []
+    for r, (rate, mask) in enumerate(runs):
+        records.append(dict(
+            rate=rate, mask=mask, model=name, input_masking=args.input_masking,
+            lr=args.lr, warmup=args.warmup, val_fraction=args.val_fraction,
+            epochs=int(stopper.stop_epoch[r]), best_epoch=int(stopper.best_epoch[r]) + 1,
+            val_loss=float(stopper.best[r]), members=E, batch_epochs=epochs,
+            batch_time=train_time, train_time=train_time / E,
+            acc_all=float(ok[r].float().mean()),
+            acc_hidden=float(ok[r][hidden[r]].float().mean()),
+            mae_hidden=float((pred[r] - y)[hidden[r]].abs().mean())))
+    return records
 
 
 def load_cell(order: int, rate: int, args, device: torch.device) -> Dict[str, Any]:
@@ -164,47 +214,119 @@ def load_cell(order: int, rate: int, args, device: torch.device) -> Dict[str, An
                 hidden=hidden)
 
 
-def tasks_of(args, log: _common.RunLog) -> List[Tuple[int, int, int, str]]:
-    """The (order, mask, rate, model) trainings asked for and not yet in
-    :obj:`log`: order by order, mask by mask, so that a stopped run has every
-    rate of its orders for its first masks."""
-    return [(order, mask, rate, name) for order in args.orders
-            for mask in range(args.masks) for rate in args.rates for name in args.models
-            if not log.done(order=order, rate=rate, mask=mask, model=name,
-                            input_masking=args.input_masking, lr=args.lr)]
+def protocol(args) -> Dict[str, Any]:
+    """The fields that tell this invocation's trainings from other variants."""
+    return dict(input_masking=args.input_masking, lr=args.lr, warmup=args.warmup,
+                val_fraction=args.val_fraction)
 
 
-def run_tasks(tasks: List[Tuple[int, int, int, str]], args, device: torch.device,
-              log: _common.RunLog) -> None:
-    """Trains :obj:`tasks`. The rates of an order share one complex, so the
+def batches_of(args, log: _common.RunLog) -> List[Tuple[int, str, List[Tuple[int, int]]]]:
+    """The ensembles to train: per order and model, the (rate, mask) runs
+    asked for and not yet in :obj:`log`, in groups of at most
+    ``--ensemble-size`` (all of them by default), masks first so that a
+    stopped run has every rate for its first masks."""
+    out = []
+    for order in args.orders:
+        for name in args.models:
+            runs = [(rate, mask) for mask in range(args.masks) for rate in args.rates
+                    if not log.done(order=order, rate=rate, mask=mask, model=name,
+                                    **protocol(args))]
+            size = args.ensemble_size or len(runs) or 1
+            out += [(order, name, runs[i:i + size]) for i in range(0, len(runs), size)]
+    return out
+
+
+def run_batches(batches: List[Tuple[int, str, List[Tuple[int, int]]]], args,
+                device: torch.device, log: _common.RunLog) -> None:
+    """Trains :obj:`batches`. The rates of an order share one complex, so the
     operators are built once per order, shared by every network and layer."""
-    order_ops: Dict[int, SimplicialOperators] = {}
-    cells: Dict[Tuple[int, int], Dict[str, Any]] = {}
-    for order, mask, rate, name in tasks:
-        if (order, rate) not in cells:
+    for order in sorted({b[0] for b in batches}, key=args.orders.index):
+        start = time.perf_counter()
+        cells = {rate: load_cell(order, rate, args, device) for rate in args.rates}
+        ops = cells[args.rates[0]]['complex'].operators(order).to(device)
+        log.add_data_time(f'order {order}', time.perf_counter() - start)
+        for _, name, runs in (b for b in batches if b[0] == order):
+            _common.set_seed(order)
+            desc = f'order {order} {variant(name, args.input_masking)} x {len(runs)}'
+            records = train_batch(name, runs, cells, ops, args, device, desc)
+            for record in records:
+                log.add(dict(order=order, **record))
+            done = records[0]
+            print(f'{desc}: {done["batch_epochs"]} epochs, {done["batch_time"]:.0f} s; '
+                  + '; '.join(f'{r["rate"]}% m{r["mask"]} {100 * r["acc_all"]:.1f}/'
+                              f'{100 * r["acc_hidden"]:.1f} %' for r in records), flush=True)
+
+
+def time_batching(order: int, name: str, members: int, epochs: int, args,
+                  device: torch.device) -> Tuple[float, float]:
+    """Median milliseconds of one training epoch (forward, L1 loss, backward,
+    Adam step) of an ensemble of :obj:`members` networks and of as many
+    separate networks one after the other, alternated epoch by epoch."""
+    cell = load_cell(order, args.rates[0], args, device)
+    ops = cell['complex'].operators(order).to(device)
+    x = cell['inputs'][:1].expand(members, -1, -1).contiguous()
+    y = cell['y']
+    _common.set_seed(0)
+    batched = ensemble(name, members, device)
+    spec = MODELS[name]
+    separate = [spec.cls(1, 256, num_layers=4, out_channels=1, act='relu',
+                         conv_kwargs=spec.conv).to(device) for _ in range(members)]
+    adam = _common.EnsembleAdam(batched.parameters())
+    adams = [torch.optim.Adam(m.parameters(), lr=1e-4) for m in separate]
+    lr = torch.full((members, ), 1e-4, device=device)
+
+    def sync() -> None:
+        if device.type == 'cuda':
+            torch.cuda.synchronize(device)
+
+    def batched_epoch() -> None:
+        adam.zero_grad()
+        (batched(x, ops).squeeze(-1) - y).abs().mean(-1).sum().backward()
+        adam.step(lr)
+
+    def separate_epoch() -> None:
+        for model, optimizer in zip(separate, adams):
+            optimizer.zero_grad()
+            (model(x[0], ops).view(-1) - y).abs().mean().backward()
+            optimizer.step()
+
+    times: Dict[str, List[float]] = defaultdict(list)
+    for epoch in range(epochs + 1):  # the first of each: warm-up, not timed
+        for key, step in (('batched', batched_epoch), ('separate', separate_epoch)):
+            sync()
             start = time.perf_counter()
-            cells = {key: cell for key, cell in cells.items() if key[0] == order}
-            cells[order, rate] = cell = load_cell(order, rate, args, device)
-            if order not in order_ops:
-                order_ops = {order: cell['complex'].operators(order).to(device)}
-            log.add_data_time(f'order {order}', time.perf_counter() - start)
-        cell = cells[order, rate]
-        _common.set_seed(mask)
-        desc = f'order {order} {rate}% mask {mask} {variant(name, args.input_masking)}'
-        run = dict(order=order, rate=rate, mask=mask,
-                   **train_run(name, cell['inputs'][mask], cell['y'], cell['known'][mask],
-                               cell['hidden'][mask], order_ops[order], args, desc))
-        log.add(run)
-        print(f'{desc}: {100 * run["acc_all"]:.1f} % all, {100 * run["acc_hidden"]:.1f} '
-              f'% hidden, {run["epochs"]} epochs, {run["train_time"]:.0f} s', flush=True)
+            step()
+            sync()
+            if epoch:
+                times[key].append(1000 * (time.perf_counter() - start))
+    return statistics.median(times['batched']), statistics.median(times['separate'])
+
+
+def batching_table(args, device: torch.device) -> str:
+    """The time of an epoch of the batched ensemble against separate networks."""
+    members = len(args.rates) * args.masks
+    rows = []
+    for order in args.orders:
+        for name in args.models:
+            batched, separate = time_batching(order, name, members, args.compare_batching,
+                                              args, device)
+            rows.append([str(order), name, str(members), f'{batched:.0f}', f'{separate:.0f}',
+                         f'{separate / batched:.2f}'])
+            print(f'order {order} {name}: batched {batched:.0f} ms, separate '
+                  f'{separate:.0f} ms per epoch', flush=True)
+    return (f'One training epoch of {members} networks (the runs of one order: '
+            f'{len(args.rates)} rates x {args.masks} masks), median of '
+            f'{args.compare_batching} epochs, alternated: one batched ensemble against '
+            f'{members} separate networks one after the other, in the same process.\n\n'
+            + _common.markdown_table(['Order', 'Model', 'Networks', 'batched ms',
+                                      'separate ms', 'separate / batched'], rows))
 
 
 def coverage(runs: List[Dict[str, Any]], args, missing: int) -> str:
     """What a partial run holds: masks done per (order, rate, model) of this
     invocation's variant, and the time the rest needs at the measured mean
     time per training of each (order, model)."""
-    mine = [r for r in runs if r['input_masking'] == args.input_masking
-            and r['lr'] == args.lr]
+    mine = [r for r in runs if all(r.get(k) == v for k, v in protocol(args).items())]
     done: Dict[Tuple[int, int, str], int] = defaultdict(int)
     seconds: Dict[Tuple[int, str], List[float]] = defaultdict(list)
     for r in mine:
@@ -217,7 +339,7 @@ def coverage(runs: List[Dict[str, Any]], args, missing: int) -> str:
     rest, unknown = 0.0, 0
     for order in args.orders:
         for name in args.models:
-            todo = sum(args.masks - done[order, rate, name] for rate in args.rates)
+            todo = sum(max(0, args.masks - done[order, rate, name]) for rate in args.rates)
             if seconds[order, name]:
                 rest += todo * sum(seconds[order, name]) / len(seconds[order, name])
             else:
@@ -275,26 +397,54 @@ def results_tables(runs: List[Dict[str, Any]]) -> Tuple[str, str]:
             _common.markdown_table(header, honest_rows))
 
 
-def timing_table(runs: List[Dict[str, Any]], data_time: Dict[str, float]) -> str:
-    groups: Dict[Tuple[int, str], List[Dict]] = defaultdict(list)
+def comparison(runs: List[Dict[str, Any]]) -> str:
+    """In how many (order, rate) cells SAN's mean honest metric is above the
+    same-size SCNN's (the first variant of each), and the cells where not."""
+    means: Dict[Tuple[str, int, int], List[float]] = defaultdict(list)
     for run in runs:
-        groups[run['order'], variant(run['model'], run['input_masking'])].append(run)
+        means[run['model'], run['order'], run['rate']].append(run['acc_hidden'])
+    cells = sorted({(o, r) for (m, o, r) in means if ('SAN', o, r) in means
+                    and ('SCNN', o, r) in means})
+    if not cells:
+        return ''
+    mean = {key: 100 * statistics.fmean(values) for key, values in means.items()}
+    below = [f'order {o} at {r} % ({mean["SAN", o, r]:.1f} against '
+             f'{mean["SCNN", o, r]:.1f} %)' for o, r in cells
+             if not mean['SAN', o, r] > mean['SCNN', o, r]]
+    return (f'SAN above the same-size SCNN on the honest metric (means over the masks) in '
+            f'{len(cells) - len(below)} of {len(cells)} cells'
+            + (f'; not above in {", ".join(below)}' if below else '') + '.\n')
+
+
+def timing_table(runs: List[Dict[str, Any]], data_time: Dict[str, float]) -> str:
+    """Per order and model: trainings, seconds, ms per epoch of the batched
+    ensemble and per network in it, epochs."""
+    batches: Dict[Tuple[int, str], Dict[Tuple, Dict]] = defaultdict(dict)
+    for run in runs:  # the runs of one ensemble share its batch fields
+        key = (run['batch_time'], run['batch_epochs'], run['members'])
+        batches[run['order'], variant(run['model'], run['input_masking'])][key] = run
     rows = []
-    for (order, name), group in sorted(groups.items()):
-        epochs = [r['epochs'] for r in group]
-        train = sum(r['train_time'] for r in group)
-        rows.append([str(order), name, str(len(group)), f'{train:.0f}',
-                     f'{1000 * train / sum(epochs):.0f}', f'{min(epochs)}-{max(epochs)}'])
-    rows += [[key.split()[-1], 'data (load, operators)', '-', f'{seconds:.0f}', '-', '-']
-             for key, seconds in sorted(data_time.items())]
-    return _common.markdown_table(['Order', 'Model', 'Runs', 'Training (s)', 'ms / epoch',
-                                   'Epochs'], rows)
+    for (order, name), group in sorted(batches.items()):
+        mine = [r for r in runs if r['order'] == order
+                and variant(r['model'], r['input_masking']) == name]
+        seconds = sum(b['batch_time'] for b in group.values())
+        epochs = sum(b['batch_epochs'] for b in group.values())
+        members = sum(b['members'] * b['batch_epochs'] for b in group.values())
+        stops = [r['epochs'] for r in mine]
+        rows.append([str(order), name, str(len(mine)), str(len(group)), f'{seconds:.0f}',
+                     f'{1000 * seconds / epochs:.0f}', f'{1000 * seconds / members:.0f}',
+                     f'{min(stops)}-{max(stops)}'])
+    rows += [[key.split()[-1], 'data (load, operators)', '-', '-', f'{seconds:.0f}', '-',
+              '-', '-'] for key, seconds in sorted(data_time.items())]
+    return _common.markdown_table(['Order', 'Model', 'Runs', 'Ensembles', 'Training (s)',
+                                   'ms / epoch', 'ms / epoch / network', 'Epochs'], rows)
 
 
 def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--quick', action='store_true',
-                        help='order 0, 30 %% missing, one mask, at most 150 epochs')
+                        help='order 0, 10 and 30 %% missing, two masks, at most 100 '
+                        'epochs, patience 30')
     parser.add_argument('--orders', nargs='+', type=int, choices=ORDERS)
     parser.add_argument('--rates', nargs='+', type=int, choices=RATES,
                         help='missing rates in %%')
@@ -308,8 +458,21 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
                         help='not in the paper: at every epoch, hide this fraction of the '
                         'known inputs too (median), so that the loss on them teaches '
                         'imputation; 0: the paper\'s protocol')
-    parser.add_argument('--patience', type=int, default=500,
+    parser.add_argument('--warmup', type=int, default=50,
+                        help='epochs of linear learning-rate warm-up (default 50; 0: '
+                        'none, the paper); without it SAN collapses at lr 0.1')
+    parser.add_argument('--val-fraction', type=float, default=0.1,
+                        help='fraction of the known simplices held out (from the input '
+                        'and the loss) for early stopping and the choice of the epoch '
+                        '(default 0.1; 0: watch the training loss)')
+    parser.add_argument('--patience', type=int,
                         help='early stopping patience in epochs (default 500)')
+    parser.add_argument('--ensemble-size', type=int,
+                        help='most networks trained as one batched ensemble (default: '
+                        'all rates and masks of an order)')
+    parser.add_argument('--compare-batching', type=int, default=0, metavar='EPOCHS',
+                        help='also time EPOCHS epochs of the batched ensemble against '
+                        'as many separate networks, per order and model')
     parser.add_argument('--device', default='cpu')
     parser.add_argument('--threads', type=int, help='torch CPU threads')
     parser.add_argument('--root', default=str(_common.REPO / 'data'),
@@ -319,7 +482,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
                         '(default: $TGSAN_SHARED_DATA or ../shared/data)')
     _common.add_run_arguments(parser, 'citation', 'cells, masks, variants')
     return _common.finish_args(parser.parse_args(argv), QUICK, dict(
-        orders=ORDERS, rates=RATES, masks=10, max_epochs=5000))
+        orders=ORDERS, rates=RATES, masks=10, max_epochs=5000, patience=500))
 
 
 def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
@@ -328,25 +491,35 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
         torch.set_num_threads(args.threads)
     device = torch.device(args.device)
     log = _common.open_run_log(args, 'citation', argv)
-    tasks = tasks_of(args, log)
+    if args.compare_batching and not args.report_only:
+        log.session['batching'] = batching_table(args, device)
+        log.save()
+    batches = batches_of(args, log)
     if not args.report_only:
-        run_tasks(tasks, args, device, log)
-        tasks = []
+        run_batches(batches, args, device, log)
+        batches = []
     log.save()
 
-    paper, honest = results_tables(log.runs)
-    masks = sorted({r['mask'] for r in log.runs})
+    runs = [r for r in log.runs if all(r.get(k) == v for k, v in protocol(args).items())]
+    paper, honest = results_tables(runs)
+    masks = sorted({r['mask'] for r in runs})
     text = (f'Paper\'s metric: prediction within ±5 % of the true count, over all '
             f'k-simplices (%), mean ± std over the masks ({", ".join(map(str, masks))}; '
             f'n per cell in the JSON):\n\n{paper}\n\n'
-            f'Honest metric: the same over the hidden k-simplices only (%):\n\n{honest}\n')
-    if tasks:
-        text = coverage(log.runs, args, len(tasks)) + text
+            f'Honest metric: the same over the hidden k-simplices only (%):\n\n{honest}\n\n'
+            f'{comparison(runs)}')
+    missing = sum(len(b[2]) for b in batches)
+    if missing:
+        text = coverage(runs, args, missing) + text
     print('\n' + text)
-    epochs = sorted({(s['args']['max_epochs'], s['args']['patience']) for s in log.sessions})
-    block = (f'{log.header()}\n\n(max epochs, early-stopping patience): '
-             f'{", ".join(map(str, epochs))}\n\n{text}\nWhere the time went:\n\n'
-             f'{timing_table(log.runs, log.data_time())}\n')
+    settings = sorted({tuple(s['args'].get(k) for k in (
+        'max_epochs', 'patience', 'lr', 'warmup', 'val_fraction', 'input_masking'))
+        for s in log.sessions})
+    timing = [s['batching'] for s in log.sessions if s.get('batching')]
+    block = (f'{log.header()}\n\n(max epochs, early-stopping patience, lr, warm-up epochs, '
+             f'validation fraction, input masking): {", ".join(map(str, settings))}\n\n'
+             f'{text}\nWhere the time went:\n\n{timing_table(runs, log.data_time())}\n'
+             + (f'\n{timing[-1]}\n' if timing else ''))
     _common.publish(args, log, SECTION, block, 'trainings')
     return dict(sessions=log.sessions, runs=log.runs, tables=(paper, honest))
 

@@ -170,6 +170,16 @@ class SANConv(MessagePassing):
         gain (float, optional): Gain of the Glorot (Xavier uniform)
             initialisation of the filter weights and attention vectors.
             (default: :obj:`1.0`)
+        ensemble (int, optional): If set to :math:`E`, the layer holds
+            :math:`E` independent sets of parameters (filter weights
+            :math:`(E, \cdot, F_{in})`, attention vectors and bias with a
+            leading :math:`E`) and takes :math:`E` signals
+            :math:`(E, N, F_{in})`, signal :math:`e` filtered with the
+            parameters of member :math:`e`: :math:`E` independent networks
+            (several runs, seeds or hyper-parameters) trained as one on the
+            same operators, their weight products batched. Member :math:`e`
+            computes exactly what a layer with its parameters computes on
+            signal :math:`e` alone. (default: :obj:`None`)
         **kwargs (optional): Additional arguments of
             :class:`torch_geometric.nn.conv.MessagePassing`.
 
@@ -177,6 +187,7 @@ class SANConv(MessagePassing):
         - **input:**
           simplex features :math:`(N, F_{in})`, or :math:`(B, N, F_{in})` for
           :math:`B` signals on the same complex (each with its own attention);
+          :math:`(E, N, F_{in})` for an :obj:`ensemble` of :math:`E`;
           operators :class:`~torch_geometric_san.sparse.SimplicialOperators`
           of :math:`N` simplices
         - **output:** simplex features :math:`(N, H F_{out})` or
@@ -215,6 +226,7 @@ class SANConv(MessagePassing):
         orientation_equivariant: bool = False,
         normalize: bool = False,
         gain: float = 1.0,
+        ensemble: Optional[int] = None,
         **kwargs,
     ):
         if 'cached' in kwargs:
@@ -237,6 +249,8 @@ class SANConv(MessagePassing):
                             ("orientation_equivariant", orientation_equivariant),
                             ("normalize", normalize)):
             check_bool(value, name)
+        if ensemble is not None:
+            check_int(ensemble, "ensemble (None or an int)", minimum=1)
         if not 0.0 < eps <= 2.0:
             raise ValueError(f"'eps' must lie in (0, 2] for the harmonic filter "
                              f"of a Laplacian scaled to largest eigenvalue 1 "
@@ -268,6 +282,7 @@ class SANConv(MessagePassing):
         self.orientation_equivariant = orientation_equivariant
         self.normalize = normalize
         self.gain = gain
+        self.ensemble = ensemble
 
         # Filter taps: rows of `lin` in blocks of `heads * out_channels`, the
         # J_up upper taps, the J_down lower taps (unless shared) and the
@@ -282,8 +297,15 @@ class SANConv(MessagePassing):
         self.num_taps = start
         self.lin = Linear(in_channels, self.num_taps * heads * out_channels,
                           bias=False)
+        # An ensemble holds one set of weights per member, [E, rows, F_in];
+        # the layer reads lin.weight only (it never calls lin).
+        runs = 1 if ensemble is None else ensemble
+        if ensemble is not None:
+            self.lin.weight = torch.nn.Parameter(
+                torch.empty(ensemble, *self.lin.weight.shape))
 
-        # Attention vectors, [1, heads, J * out_channels] each:
+        # Attention vectors, [1, heads, J * out_channels] each ([E, ...] for an
+        # ensemble):
         self.att = ParameterDict()
         if attention is not None:
             roles = ('', ) if orientation_equivariant else ('_src', '_dst')
@@ -294,11 +316,12 @@ class SANConv(MessagePassing):
                 J = J_up if key in ('up', 'shared') else J_down
                 for role in roles:
                     self.att[key + role] = torch.nn.Parameter(
-                        torch.empty(1, heads, J * out_channels))
+                        torch.empty(runs, heads, J * out_channels))
 
         total_out_channels = out_channels * (heads if concat else 1)
         if bias:
-            self.bias = torch.nn.Parameter(torch.empty(total_out_channels))
+            self.bias = torch.nn.Parameter(torch.empty(
+                total_out_channels if ensemble is None else (ensemble, total_out_channels)))
         else:
             self.register_parameter('bias', None)
 
@@ -306,7 +329,7 @@ class SANConv(MessagePassing):
 
     def reset_parameters(self):
         super().reset_parameters()
-        for weight in self.lin.weight.data.split(self.heads * self.out_channels):
+        for weight in self.lin.weight.data.split(self.heads * self.out_channels, dim=-2):
             glorot(weight)
             weight.mul_(self.gain)
         for att in self.att.values():
@@ -364,8 +387,10 @@ class SANConv(MessagePassing):
 
         if not self.concat:
             out = out.mean(dim=2)
-        if self.bias is not None:
-            out = accumulate(out, self.bias.view(out.shape[2:]))
+        if self.bias is not None:  # [E, 1, ...] for an ensemble
+            out = accumulate(out, self.bias.view(*self.bias.shape[:-1],
+                                                 *[1] * (self.ensemble is not None),
+                                                 *out.shape[2:]))
         out = out.reshape(x.size(0), x.size(1), out.size(2) * out.size(3)
                           if self.concat else out.size(2))
         out = out if batched else out.squeeze(0)
@@ -497,13 +522,15 @@ class SANConv(MessagePassing):
                                      score=sign * sddmm(op, left, right))
         # a^T h_i = (sum_p W_p a_p)^T z_i: the attention vectors folded into the
         # filter weights, so that no [N, J * C] product is formed.
+        # One member (E = 1) unless the layer is an ensemble.
         weights = self._branch_weights(branch)
         J = len(weights)
-        weight = torch.stack(weights).view(J, H, C, -1)
-        att = torch.stack([self.att[key + '_src'], self.att[key + '_dst']])
-        att = att.view(2, H, J, C).permute(0, 2, 1, 3).unsqueeze(-1)
-        folded = (att * weight).sum(dim=(1, 3)).view(2 * H, -1)  # [2H, F_in]
-        scores = F.linear(x, folded).view(B, N, 2, H).permute(2, 1, 0, 3)
+        weight = torch.stack(weights, dim=-3).view(-1, 1, J, H, C, x.size(-1))
+        att = torch.stack([self.att[key + '_src'], self.att[key + '_dst']], dim=1)
+        att = att.view(-1, 2, H, J, C).transpose(2, 3).unsqueeze(-1)
+        folded = (att * weight).sum(dim=(2, 4)).flatten(1, 2)  # [E, 2H, F_in]
+        scores = _linear(x, folded if self.ensemble else folded[0])
+        scores = scores.view(B, N, 2, H).permute(2, 1, 0, 3)
         scores = scores.reshape(2, N, B * H).contiguous()
         return self.edge_updater(op.index, size=(N, N), score=None,
                                  alpha=(scores[0], scores[1]))
@@ -515,15 +542,19 @@ class SANConv(MessagePassing):
         # side).
         B, N, F_in = x.shape
         H, C = self.heads, self.out_channels
+        # (e: the member of an ensemble, which is the signal b.)
         weights = self._branch_weights(branch)
-        att = self.att[key].view(H, len(weights), C)
-        if taps is None:  # M_h = sum_p W_ph^T diag(a_ph) W_ph, [H, F_in, F_in]
-            weight = torch.stack(weights).view(-1, H, C, F_in)
-            bilinear = torch.einsum('phcf,hpc,phcg->hfg', weight, att, weight)
-            left = torch.einsum('bnf,hfg->bnhg', x, bilinear)
+        e = 'b' if self.ensemble else ''
+        att = self.att[key].view(-1, H, len(weights), C)
+        if taps is None:  # M_h = sum_p W_ph^T diag(a_ph) W_ph, [(E,) H, F_in, F_in]
+            weight = torch.stack(weights, dim=-3).view(-1, len(weights), H, C, F_in)
+            weight, att = (weight, att) if self.ensemble else (weight[0], att[0])
+            bilinear = torch.einsum(f'{e}phcf,{e}hpc,{e}phcg->{e}hfg', weight, att,
+                                    weight)
+            left = torch.einsum(f'bnf,{e}hfg->bnhg', x, bilinear)
             return left, x.unsqueeze(2).expand(B, N, H, F_in)
         h = torch.cat(taps, dim=-1)  # [B, N, H, J * C]
-        return h * att.view(H, -1), h
+        return h * att.view(-1, 1, H, h.size(-1)), h
 
     def _filter(self, branch: str, x: Tensor, op: SparseOperator, value: Tensor,
                 taps: Optional[List[Tensor]], hops: int = 1) -> Tensor:
@@ -541,6 +572,10 @@ class SANConv(MessagePassing):
         weights = self._branch_weights(branch)
         signal = x.unsqueeze(2).expand(B, N, groups, F_in)
         out = torch.stack(powers(op, value, signal, len(weights), hops))
+        if self.ensemble:  # the member of an ensemble is the signal
+            weight = torch.stack(weights, dim=-3).view(B, -1, H, C, F_in)
+            return torch.einsum('jbnhf,bjhcf->bnhc', out.expand(-1, -1, -1, H, -1),
+                                weight)
         weight = torch.stack(weights).view(-1, H, C, F_in)
         if groups == 1:  # one product [B N, J F_in] x [J F_in, H C]
             J = out.size(0)
@@ -586,14 +621,14 @@ class SANConv(MessagePassing):
     def _taps(self, x: Tensor, branch: str) -> List[Tensor]:
         # One product per tap, so that each comes out contiguous.
         shape = (*x.shape[:-1], self.heads, self.out_channels)
-        return [F.linear(x, w).view(shape) for w in self._branch_weights(branch)]
+        return [_linear(x, w).view(shape) for w in self._branch_weights(branch)]
 
     def _branch_weights(self, branch: str) -> Tuple[Tensor, ...]:
-        # W_p^T of the taps of a branch, [heads * out_channels, in_channels]
+        # W_p^T of the taps of a branch, [(E,) heads * out_channels, in_channels]
         # each (the lower branch takes the upper one's with shared weights).
         start, J = self._blocks['up' if self.shared_weights and branch == 'down'
                                 else branch]
-        taps = self.lin.weight.split(self.heads * self.out_channels)
+        taps = self.lin.weight.split(self.heads * self.out_channels, dim=-2)
         return taps[start:start + J]
 
     def _propagates_input(self, per_head: bool) -> bool:
@@ -610,6 +645,10 @@ class SANConv(MessagePassing):
         if x.dim() not in (2, 3) or x.size(-1) != self.in_channels:
             raise ValueError(f"'x' must have shape [N, {self.in_channels}] or "
                              f"[B, N, {self.in_channels}] (got {list(x.shape)})")
+        if self.ensemble is not None and (x.dim() != 3 or x.size(0) != self.ensemble):
+            raise ValueError(f"an ensemble of {self.ensemble} takes one signal per "
+                             f"member, 'x' of shape [{self.ensemble}, N, "
+                             f"{self.in_channels}] (got {list(x.shape)})")
         if x.dtype != self.lin.weight.dtype:
             raise TypeError(f"'x' is {x.dtype} but the layer's parameters are "
                             f"{self.lin.weight.dtype}; convert one of them "
@@ -623,7 +662,14 @@ class SANConv(MessagePassing):
         return (f'{self.__class__.__name__}({self.in_channels}, '
                 f'{self.out_channels}, J_up={self.J_up}, J_down={self.J_down}, '
                 f'J_harmonic={self.J_harmonic}, heads={self.heads}, '
-                f'attention={self.attention!r})')
+                f'attention={self.attention!r}' +
+                (f', ensemble={self.ensemble})' if self.ensemble else ')'))
+
+
+def _linear(x: Tensor, weight: Tensor) -> Tensor:
+    # x W^T with one weight [F_out, F_in], or one per signal [B, F_out, F_in]
+    # (an ensemble's members).
+    return F.linear(x, weight) if weight.dim() == 2 else torch.matmul(x, weight.mT)
 
 
 def _flip(value: OptTensor, signs: OptTensor) -> OptTensor:
