@@ -520,7 +520,7 @@ def timing_table(runs: List[Dict[str, Any]], data_time: Dict[str, float]) -> str
               '-', '-', '-', f'{100 * t / total:.1f}'] for name, t in data_time.items()]
     return _common.markdown_table(
         ['Dataset', 'Model', 'Runs', 'Training (s)', 'ms / epoch', 'Epochs',
-         'Testing (s)', 'Share (%)'], rows)
+         'Testing, every epoch (s)', 'Share (%)'], rows)
 
 
 def remaining(log: _common.RunLog, tasks: List[Tuple[str, str, str, int]]) -> str:
