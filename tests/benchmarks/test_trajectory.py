@@ -19,10 +19,15 @@ def check_runs(runs, datasets, models):
             assert 0.0 <= acc <= 1.0 and (acc * 10) == pytest.approx(round(acc * 10))
             wrong = run[f'test_wrong_{orientation}']
             assert len(wrong) == round(10 * (1 - acc)) and set(wrong) <= set(range(10))
+            # The paper's protocol (best test epoch) is never below the honest one.
+            assert acc <= run[f'paper_acc_{orientation}'] <= 1.0
+            assert 1 <= run[f'paper_epoch_{orientation}'] <= run['epochs']
         if run['model'] == 'SAN (orientation-equivariant)':
             # Equivariant layer, odd activation, invariant readout: the same
-            # predictions in any orientation of the test edges.
+            # predictions in any orientation of the test edges, here one per
+            # trajectory, in both protocols.
             assert run['test_acc_default'] == run['test_acc_random']
+            assert run['paper_acc_default'] == run['paper_acc_random']
 
 
 def test_synthetic_pipeline(trajectory, tmp_path):
@@ -36,7 +41,8 @@ def test_synthetic_pipeline(trajectory, tmp_path):
     assert saved['runs'] == out['runs'] and len(saved['sessions']) == 1
     table = (tmp_path / 'out' / 'trajectory.md').read_text()
     assert all(f'| {model} | Tanh |' in table for model in MODELS)
-    assert 'Synthetic flow (random)' in table and 'Where the time went' in table
+    assert '**Synthetic flow (400 points)**' in table and 'Where the time went' in table
+    assert "| honest: default | honest: random per trajectory | paper's protocol" in table
     text = results.read_text()
     assert '## Scaling\n\nkept' in text and '## Table 1: trajectory classification' in text
     assert '<!-- trajectory.py: begin -->' in text and '| SAN | Tanh |' in text
@@ -67,6 +73,37 @@ def test_ocean_pipeline(trajectory, tmp_path, shared_data):
     assert (tmp_path / 'data' / 'ocean_drifters' / 'raw' / 'dataBuoys.jld2').exists()
 
 
+def test_synthetic_200_points(trajectory, tmp_path):
+    out = trajectory.main(['--datasets', 'synthetic200', '--models',
+                           'SAN (orientation-equivariant)', *TINY,
+                           '--root', str(tmp_path / 'data'),
+                           '--output', str(tmp_path / 'out'), '--no-results'])
+    check_runs(out['runs'], ['synthetic200'], ['SAN (orientation-equivariant)'])
+    assert '**Synthetic flow (200 points)**' in out['table']
+
+
+def test_targets_of_issue_17(trajectory):
+    # Made-up records: the checks read the right protocol and orientation.
+    def run(dataset, model, act, honest, paper, random=None):
+        return dict(dataset=dataset, model=model, activation=act, seed=0,
+                    test_acc_default=honest, test_acc_random=honest if random is None
+                    else random, paper_acc_default=paper, paper_acc_random=paper,
+                    test_wrong_default=[1] if honest < 1 else [])
+    runs = [run('ocean', 'SAN', 'Tanh', 0.975, 0.99),
+            run('synthetic', 'SAN', 'Tanh', 0.99, 1.0),
+            run('ocean', 'SAN (orientation-equivariant)', 'Tanh', 0.95, 0.95, 0.92)]
+    text = trajectory.target_checks(runs)
+    assert 'SAN reaches 97.5 % on ocean drifters (default orientation) for at least ' \
+        'one activation: met' in text
+    assert 'SAN reaches 99.5 % on synthetic flow (400 points) (default orientation) ' \
+        'for at least one activation: **NOT met** (best: Tanh, 99.0 %)' in text
+    assert "SAN number on ocean drifters (default orientation) for every activation: " \
+        "**NOT met** (Tanh 99.0; short: Tanh 99.0 < 98.5)" not in text
+    assert "SAN number on ocean drifters (default orientation) for every activation: " \
+        "met (Tanh 99.0)" in text
+    assert 'within 2 points of the default one: **NOT met** (largest gap 3.0' in text
+
+
 def test_workers_and_report_only(trajectory, tmp_path):
     # Two worker processes train the runs; the records match the in-process
     # ones field by field except the timings (same seeds, same data).
@@ -76,7 +113,8 @@ def test_workers_and_report_only(trajectory, tmp_path):
                                 '--output', str(tmp_path / 'parallel')])
     serial = trajectory.main([*common, '--threads', '1', '--output', str(tmp_path / 'serial')])
     check_runs(parallel['runs'], ['synthetic'], ['SAN', 'SCNN'])
-    accuracy = ('model', 'seed', 'epochs', 'best_epoch', 'test_acc_default', 'test_acc_random')
+    accuracy = ('model', 'seed', 'epochs', 'best_epoch', 'test_acc_default', 'test_acc_random',
+                'paper_acc_default', 'paper_acc_random')
 
     def key(runs):
         return sorted(tuple(r[k] for k in accuracy) for r in runs)
