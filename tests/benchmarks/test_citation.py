@@ -13,6 +13,31 @@ def test_within_five_percent(citation):
     assert citation.within(pred, target).tolist() == [True, False, True, True]
 
 
+def test_validation_masks_hold_out_known_values_only(citation):
+    known = torch.rand(3, 200, generator=torch.Generator().manual_seed(0)) < 0.7
+    val = citation.validation_masks(known, 0.1, [1, 2, 3])
+    assert not (val & ~known).any()  # never a hidden (test) value
+    for run in range(3):
+        assert int(val[run].sum()) == round(0.1 * int(known[run].sum()))
+    assert not torch.equal(val[0], val[1])
+    assert torch.equal(val, citation.validation_masks(known, 0.1, [1, 2, 3]))
+    assert not citation.validation_masks(known, 0.0, [1, 2, 3]).any()
+
+
+def test_warmup(citation):
+    assert [citation.warmup(e, 4) for e in range(6)] == [0.25, 0.5, 0.75, 1.0, 1.0, 1.0]
+    assert citation.warmup(0, 0) == 1.0
+
+
+def test_comparison_counts_cells(citation):
+    runs = [dict(model=m, order=o, rate=r, acc_hidden=a) for m, o, r, a in [
+        ('SAN', 0, 10, 0.5), ('SCNN', 0, 10, 0.4), ('SAN', 0, 20, 0.1),
+        ('SCNN', 0, 20, 0.3), ('SAN', 1, 10, 0.2)]]
+    assert citation.comparison(runs) == (
+        'SAN above the same-size SCNN on the honest metric (means over the masks) in 1 of '
+        '2 cells; not above in order 0 at 20 % (10.0 against 30.0 %).\n')
+
+
 def test_citation_pipeline(citation, tmp_path, shared_data):
     if not (shared_data / 'citation_complex' / '150250_cochains.npy').exists():
         pytest.skip(f'needs the citation complex files in {shared_data / "citation_complex"}')
@@ -23,12 +48,14 @@ def test_citation_pipeline(citation, tmp_path, shared_data):
                          '--results', str(results)])
     runs = out['runs']
     assert len(runs) == 2 * 2 * 2  # rates x masks x models
+    assert {r['members'] for r in runs} == {4}  # one ensemble per order and model
     assert {(r['rate'], r['mask'], r['model']) for r in runs} == {
         (rate, mask, model) for rate in (10, 30) for mask in (0, 1)
         for model in ('SAN', 'SCNN')}
     for run in runs:
         assert 0.0 <= run['acc_hidden'] <= 1.0 and 0.0 <= run['acc_all'] <= 1.0
         assert run['epochs'] <= 3 and math.isfinite(run['mae_hidden'])
+        assert 1 <= run['best_epoch'] <= run['epochs'] and math.isfinite(run['val_loss'])
         # All simplices = the hidden ones and the known ones.
         hidden = math.ceil(run['rate'] / 100 * 352)
         assert run['acc_all'] * 352 >= run['acc_hidden'] * hidden - 1e-6
@@ -55,3 +82,20 @@ def test_report_only_labels_partial_results(citation, tmp_path, shared_data):
     text = results.read_text()
     assert '**Partial results:** 7 of the 8 trainings' in text
     assert '| 0 | SAN 1/2, SCNN 0/2 | SAN 0/2, SCNN 0/2 |' in text
+
+
+def test_quick_mode(citation, tmp_path, shared_data):
+    if not (shared_data / 'citation_complex' / '150250_cochains.npy').exists():
+        pytest.skip(f'needs the citation complex files in {shared_data / "citation_complex"}')
+    results = tmp_path / 'results.md'
+    out = citation.main(['--quick', '--no-progress', '--root', str(tmp_path / 'data'),
+                         '--data-root', str(shared_data), '--output', str(tmp_path / 'out'),
+                         '--results', str(results), '--compare-batching', '1',
+                         '--dead-relus', '0', '50'])
+    runs = out['runs']
+    assert len(runs) == 2 * 2 * 2 and all(r['epochs'] <= 100 for r in runs)
+    assert all(r['warmup'] == 50 and r['val_fraction'] == 0.1 for r in runs)
+    text = results.read_text()
+    assert 'separate / batched' in text and '| 0 | SAN | 4 |' in text
+    assert 'Collapse of SAN at lr 0.1' in text and '| 10 % | 50 |' in text
+    assert 'SAN above the same-size SCNN on the honest metric' in text

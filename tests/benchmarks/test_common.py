@@ -47,6 +47,76 @@ def test_early_stopping_keeps_the_best_parameters(common):
     assert float(stopper.state['weight']) == 1.0
 
 
+def test_ensemble_adam_follows_torch_adam_per_member(common):
+    # Each member of the ensemble follows torch.optim.Adam at its own rate.
+    torch.manual_seed(0)
+    weights = torch.randn(3, 4, 2)
+    lrs = [0.1, 0.01, 0.5]
+    stacked = weights.clone().requires_grad_()
+    ensemble = common.EnsembleAdam([stacked])
+    members = [weights[m].clone().requires_grad_() for m in range(3)]
+    adams = [torch.optim.Adam([w], lr=lr) for w, lr in zip(members, lrs)]
+    target = torch.randn(4, 2)
+    for _ in range(5):
+        ensemble.zero_grad()
+        (stacked - target).pow(2).sum().backward()
+        ensemble.step(torch.tensor(lrs))
+        for w, adam in zip(members, adams):
+            adam.zero_grad()
+            (w - target).pow(2).sum().backward()
+            adam.step()
+    for m in range(3):
+        assert torch.allclose(stacked[m], members[m], atol=1e-6)
+    assert not torch.allclose(stacked[0], stacked[1])
+
+
+def test_ensemble_plateau_follows_reduce_lr_on_plateau(common):
+    losses = [[5, 4, 4, 4, 4, 4, 3, 3, 3, 3], [5, 5, 5, 5, 5, 5, 5, 5, 5, 5]]
+    plateau = common.EnsemblePlateau(2, factor=0.5, patience=2)
+    scales = []
+    for epoch in range(10):
+        plateau.step(torch.tensor([float(row[epoch]) for row in losses]))
+        scales.append(plateau.scale.tolist())
+    for member, row in enumerate(losses):
+        param = torch.nn.Parameter(torch.zeros(1))
+        optimizer = torch.optim.SGD([param], lr=1.0)
+        torch_plateau = torch.optim.lr_scheduler.ReduceLROnPlateau(optimizer, factor=0.5,
+                                                                   patience=2)
+        for epoch, loss in enumerate(row):
+            torch_plateau.step(loss)
+            assert scales[epoch][member] == optimizer.param_groups[0]['lr']
+    assert scales[-1] != [1.0, 1.0]
+
+
+def test_ensemble_early_stopping_per_member(common):
+    model = torch.nn.Linear(1, 1, bias=False)
+    model.weight = torch.nn.Parameter(torch.zeros(2, 1, 1))  # two members
+    stopper = common.EnsembleEarlyStopping(model, patience=2)
+    losses = [[3.0, 1.0], [2.0, 2.0], [2.5, 3.0], [2.0, float('nan')], [1.0, 0.0]]
+    stops = []
+    for epoch, loss in enumerate(losses):
+        with torch.no_grad():
+            model.weight.fill_(float(epoch))
+        stops.append(stopper.step(torch.tensor(loss), epoch))
+    # Member 0: best 2.0 at epoch 1, stops after epoch 3 (2.0 again is no
+    # improvement); member 1: best at epoch 0, stopped at epoch 2 (before the nan).
+    assert stops == [False, False, False, True, True]
+    assert stopper.best.tolist() == [2.0, 1.0] and stopper.best_epoch.tolist() == [1, 0]
+    assert stopper.stop_epoch.tolist() == [4, 3]
+    stopper.restore()
+    assert model.weight.view(-1).tolist() == [1.0, 0.0]
+
+
+def test_ensemble_early_stopping_stops_at_a_non_finite_loss(common):
+    model = torch.nn.Linear(1, 1, bias=False)
+    model.weight = torch.nn.Parameter(torch.zeros(2, 1, 1))
+    stopper = common.EnsembleEarlyStopping(model, patience=5)
+    assert not stopper.step(torch.tensor([1.0, float('nan')]), 0)
+    assert stopper.stopped.tolist() == [False, True]
+    stopper.finish(7)
+    assert stopper.stop_epoch.tolist() == [7, 1]
+
+
 def test_mean_std_and_table(common):
     assert common.mean_std([1.0, 0.5]) == '75.0 ± 25.0'
     assert common.mean_std([0.9]) == '90.0 ± 0.0'

@@ -260,6 +260,57 @@ def test_batched_signals_equal_separate_runs(kit, config, in_channels):
         assert torch.allclose(out[b], single, atol=1e-12)
 
 
+def _member(conv: SANConv, member: int, **config) -> SANConv:
+    # A plain layer with the parameters of one member of an ensemble.
+    single = SANConv(conv.in_channels, conv.out_channels, **config).double()
+    single.load_state_dict({key: value[member:member + 1] if key.startswith('att')
+                            else value[member] for key, value in conv.state_dict().items()})
+    return single
+
+
+# Every path (input or taps propagated, gathered or block-diagonal coefficients,
+# fixed values, bilinear scores) with one parameter set per member: each member
+# computes, and gets the gradients of, a plain layer with its parameters.
+@pytest.mark.parametrize('config', CONFIGS)
+@pytest.mark.parametrize('in_channels,out_channels', [(1, 4), (6, 4), (6, 1)])
+def test_ensemble_members_equal_separate_layers(kit, config, in_channels, out_channels):
+    data = kit.delaunay(12, seed=6)
+    ops = kit.operators(data, 1)
+    torch.manual_seed(3)
+    conv = SANConv(in_channels, out_channels, ensemble=3, **config).double()
+    assert conv.lin.weight.shape[0] == 3 and 'ensemble=3' in repr(conv)
+    x = torch.randn(3, data.num_simplices(1), in_channels, dtype=torch.float64,
+                    requires_grad=True)
+    out = conv(x, ops)
+    out.pow(2).sum().backward()
+    # Members are drawn independently.
+    assert not torch.equal(conv.lin.weight[0], conv.lin.weight[1])
+    for member in range(3):
+        single = _member(conv, member, **config)
+        x_m = x.detach()[member].clone().requires_grad_()
+        out_m = single(x_m, ops)
+        out_m.pow(2).sum().backward()
+        assert torch.allclose(out[member], out_m, atol=1e-12)
+        assert torch.allclose(x.grad[member], x_m.grad, atol=1e-12)
+        for (key, param), param_m in zip(conv.named_parameters(), single.parameters()):
+            assert torch.allclose(param.grad[member].view_as(param_m.grad), param_m.grad,
+                                  atol=1e-12), key
+
+
+def test_ensemble_needs_one_signal_per_member(kit):
+    data = kit.delaunay(8)
+    ops = kit.operators(data, 1)
+    conv = SANConv(2, 4, ensemble=3).double()
+    n = data.num_simplices(1)
+    for shape in [(n, 2), (2, n, 2), (4, n, 2)]:
+        with pytest.raises(ValueError, match="ensemble of 3"):
+            conv(torch.randn(*shape, dtype=torch.float64), ops)
+    with pytest.raises(ValueError, match="ensemble"):
+        SANConv(2, 4, ensemble=0)
+    with pytest.raises(TypeError, match="ensemble"):
+        SANConv(2, 4, ensemble=2.0)
+
+
 @pytest.mark.parametrize('config', [
     dict(J_up=2, J_down=2, J_harmonic=2, heads=2),
     dict(J_up=2, J_down=1, J_harmonic=1, orientation_equivariant=True),
