@@ -154,4 +154,4 @@ def _draw(degree: Tensor, count: int) -> Tensor:
         perm.index_put_((a, ), at_b)
         perm.index_put_((b, ), at_a)
     slots = first[:, None] + torch.arange(count, device=degree.device)
-    return perm.index_select(0, slots.view(-1)).view(-1, count)
+    return perm.index_select(0, slots.view(-1)).view(degree.numel(), count)
