@@ -375,7 +375,7 @@ def main() -> None:
                 if args.quick else
                 dict(points=335_000, large_points=3_350_000,
                      batch_sizes='1024,4096,16384', repeats=10, memory_steps=10,
-                     full_steps=20, eval_every=10, max_seconds=900.0))
+                     full_steps=20, eval_every=10, max_seconds=600.0))
     for key, value in defaults.items():
         if getattr(args, key) is None:
             setattr(args, key, value)
