@@ -1,30 +1,40 @@
 """Neighbour-sampled training on one large complex (SimplicialNeighborLoader).
 
-On the Delaunay complex of ``--points`` random points in the unit square
-(3.35e5 points: about 1e6 edges), with one torch thread:
+An edge-level task on Delaunay complexes of random points in the unit square
+(``--points``: 3.35e5 points, about 1e6 edges; ``--large-points``: 3.35e6
+points, about 1e7 edges), with one torch thread per process. Flow denoising: the
+edge flow is the gradient of a smooth potential on the vertices, the input that
+flow plus Gaussian noise (std ``--noise``), the target the clean flow; a 2-layer
+SAN (F = 16, J_u = J_d = J_h = 1) trained with Adam (lr 0.01) on 80 % of the edges
+(seeds), its mean squared error measured on 2,000 held-out edges with all
+neighbours of two hops (exact). Measured:
 
-* sampler speed: seeds per second of the neighbour sampler alone
-  (``SimplicialNeighborSampler.sample``, ``--hops`` hops of fan-out
-  ``--fanout``) and of the whole collation (sampling and the sub-complex with
-  its restricted operators), median of ``--repeats`` batches, per batch size;
-* peak memory against batch size: the growth of the peak resident set of a
-  fresh process (the complex saved once and loaded there) over one batch and one
-  forward + backward step of the model below, and the simplices per batch;
-* an edge-level task, flow denoising: the edge flow is the gradient of a smooth
-  potential on the vertices, the input that flow plus Gaussian noise (std
-  ``--noise``), the target the clean flow; a 2-layer SAN (F = 16, J_u = J_d =
-  J_h = 1) trained for ``--steps`` sampled batches (fan-out ``--fanout`` per hop,
-  two hops, batch ``--train-batch``) on 80 % of the edges, its mean squared error
-  on 2,000 held-out edges (a fifth of the edges on small complexes) (all neighbours of two hops, so exact) against the
-  noise's;
+* sampler speed (1e6 edges): seeds per second of the neighbour sampler alone
+  (``SimplicialNeighborSampler.sample``, fan-out ``--fanout``) and of the whole
+  collation (sampling and the sub-complex with its operators), median of
+  ``--repeats`` batches, per second of wall-clock and of CPU time;
+* training with the loader, each run in a fresh process that loads the saved
+  complex (``--memory-steps`` steps per batch size of ``--batch-sizes``): seeds
+  per second of training (wall, CPU), the resident set after loading the complex
+  and building the loader, and the peak resident set of the process (``VmHWM``)
+  over the loader's construction and over the training steps, on the 1e6-edge
+  complex (with its Laplacians, which the loader does not read) and on the large
+  one (built with ``laplacians=False`` in a process of its own, whose peak is
+  reported too);
+* time to the full-batch error (1e6 edges): the SAN trained full batch for
+  ``--full-steps`` steps, then the same SAN (same initialisation) trained with
+  the loader (batch ``--train-batch``), its held-out error checked every
+  ``--eval-every`` steps: the training time (evaluations excluded) until it first
+  reaches the full-batch model's final held-out error, at most
+  ``--max-seconds``;
 * exactness on real data: on the citation complex (``CitationComplexDataset``,
-  order 1, float64), the largest difference between the seeds' outputs of a
-  sampled batch with all neighbours of two hops and the full-batch outputs of the
-  same 2-layer SAN, over all 1-simplices as seeds.
+  order 1, float64), the largest difference between the seeds' outputs of sampled
+  batches with all neighbours of two hops and the full-batch outputs of the same
+  SAN, over all 1-simplices as seeds.
 
-Writes its table to docs/results.md (``--no-results`` to skip)::
+Writes its block to docs/results.md (``--no-results`` to skip)::
 
-    python benchmarks/sampling.py [--points 335000] [--quick]
+    python benchmarks/sampling.py [--quick] [--device cuda]
 """
 import argparse
 import json
@@ -52,16 +62,20 @@ LAYER = dict(J_up=1, J_down=1, J_harmonic=1)
 HOPS_OF_MODEL = 2  # receptive field of the 2-layer SAN: one hop per layer
 
 
-def flow_complex(num_points: int, noise: float, seed: int = 0) -> SimplicialComplexData:
+def flow_complex(num_points: int, noise: float, seed: int = 0,
+                 laplacians: bool = True) -> SimplicialComplexData:
     """The Delaunay complex with a gradient flow ``y`` on its edges (scaled to unit
     standard deviation) and ``x_1`` = ``y`` plus Gaussian noise of std
-    :obj:`noise`."""
+    :obj:`noise`; without its Laplacians unless :obj:`laplacians`."""
     rng = np.random.default_rng(seed)
     points = rng.random((num_points, 2))
     triangles = np.sort(scipy.spatial.Delaunay(points).simplices, axis=1)
-    data = SimplicialComplexData.from_simplices([triangles], close=True)
     potential = torch.from_numpy(np.sin(3 * np.pi * points[:, 0]) *
                                  np.cos(2 * np.pi * points[:, 1])).float()
+    del points
+    data = SimplicialComplexData.from_simplices([triangles], close=True,
+                                                laplacians=laplacians)
+    del triangles
     edges = data.simplices_1
     flow = (potential[edges[:, 1]] - potential[edges[:, 0]]).view(-1, 1)
     data.y = flow / flow.std()
@@ -115,79 +129,181 @@ def _status_kb(field: str) -> int:
     raise RuntimeError(f'no {field} in /proc/self/status')
 
 
-def peak_memory(path: str, batch_size: int, num_neighbors: List[int]) -> Dict:
-    """In this process: the growth of the peak resident set (``VmHWM``, reset
-    after the complex is loaded and the loader built) over one sampled batch and one
-    forward + backward step, and the bytes of the batch's tensors."""
-    torch.set_num_threads(1)
-    data = torch.load(path)
-    model = make_model()
-    loader = SimplicialNeighborLoader(data, num_neighbors, order=1,
-                                      batch_size=batch_size, shuffle=True)
-    Path('/proc/self/clear_refs').write_text('5')  # resets VmHWM to VmRSS
-    base = _status_kb('VmRSS')
-    batch = next(iter(loader))
+def _reset_peak() -> None:
+    # Resets VmHWM to VmRSS (Linux).
+    Path('/proc/self/clear_refs').write_text('5')
+
+
+def _split(num_edges: int, seed: int = 0):
+    # Held-out edges (2,000, a fifth on small complexes) and training seeds (80 %).
+    perm = torch.randperm(num_edges, generator=torch.Generator().manual_seed(seed))
+    held_out = min(2000, num_edges // 5)
+    return perm[:held_out], perm[held_out:][:int(0.8 * num_edges)]
+
+
+def held_out_error(model: SAN, data: SimplicialComplexData, test: torch.Tensor,
+                   device: str) -> float:
+    """Mean squared error on the edges :obj:`test`, from exact sampled batches."""
+    model.eval()
+    loader = SimplicialNeighborLoader(data, [-1] * HOPS_OF_MODEL, order=1,
+                                      input_simplices=test, batch_size=500)
+    errors = []
+    with torch.no_grad():
+        for batch in loader:
+            batch = batch.to(device)
+            out = model(batch)[:batch.batch_size]
+            errors.append((out - batch.y[:batch.batch_size]).pow(2).view(-1).cpu())
+    model.train()
+    return float(torch.cat(errors).mean())
+
+
+def _loss(model: SAN, batch: SimplicialComplexData) -> torch.Tensor:
     out = model(batch)[:batch.batch_size]
-    (out - batch.y[:batch.batch_size]).pow(2).mean().backward()
-    tensors = sum(value.numel() * value.element_size() for value in batch.values()
+    return (out - batch.y[:batch.batch_size]).pow(2).mean()
+
+
+def loader_run(path: str, batch_size: int, steps: int, num_neighbors: List[int],
+               device: str = 'cpu') -> Dict:
+    """In this process: load the complex at :obj:`path`, build the loader and train
+    :obj:`steps` sampled steps; resident sets, peaks, speeds and the held-out error."""
+    torch.set_num_threads(1)
+    _reset_peak()
+    base = _status_kb('VmRSS')
+    data = torch.load(path)
+    loaded = _status_kb('VmRSS')
+    test, train = _split(data.num_simplices(1))
+    start = time.perf_counter()
+    loader = SimplicialNeighborLoader(data, num_neighbors, order=1, input_simplices=train,
+                                      batch_size=batch_size, shuffle=True)
+    build = time.perf_counter() - start
+    ready, build_peak = _status_kb('VmRSS'), _status_kb('VmHWM')
+    model = make_model().to(device)
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+    _reset_peak()
+    sizes, done = [], 0
+    wall, cpu = time.perf_counter(), time.process_time()
+    for batch in _cycle(loader, steps):
+        batch = batch.to(device)
+        optimizer.zero_grad()
+        _loss(model, batch).backward()
+        optimizer.step()
+        sizes.append(batch.num_simplices(1))
+        done += 1
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    train_peak = _status_kb('VmHWM')
+    sample_cpu = []
+    for r in range(5):
+        seeds = train[r * batch_size:(r + 1) * batch_size]
+        start = time.process_time()
+        loader.simplex_sampler.sample(seeds)
+        sample_cpu.append(time.process_time() - start)
+    mb = 1 / 1024
+    return dict(edges=data.num_simplices(1), batch_size=batch_size, steps=done,
+                simplices=float(np.mean(sizes)), data_mb=(loaded - base) * mb,
+                ready_mb=ready * mb, build_peak_mb=build_peak * mb,
+                train_peak_mb=train_peak * mb, growth_mb=(train_peak - ready) * mb,
+                build_seconds=build, train_wall=batch_size * done / wall,
+                train_cpu=batch_size * done / cpu,
+                sample_cpu=batch_size / float(np.median(sample_cpu)),
+                mse=held_out_error(model, data, test, device))
+
+
+def _cycle(loader: SimplicialNeighborLoader, steps: int):
+    # `steps` batches of the loader, over as many epochs as it takes.
+    done = 0
+    while done < steps:
+        for batch in loader:
+            yield batch
+            done += 1
+            if done == steps:
+                return
+
+
+def _worker(args: List[str]) -> Dict:
+    # Runs `python sampling.py --worker ...` and returns its JSON line.
+    result = subprocess.run([sys.executable, __file__, '--worker'] + args, check=True,
+                            capture_output=True, text=True)
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def build_large(num_points: int, noise: float, path: str) -> Dict:
+    """In this process: the complex without its Laplacians, saved to :obj:`path`;
+    its size, build time and the peak resident set of the build."""
+    torch.set_num_threads(1)
+    start = time.perf_counter()
+    data = flow_complex(num_points, noise, laplacians=False)
+    seconds = time.perf_counter() - start
+    torch.save(data, path)
+    tensors = sum(value.numel() * value.element_size() for value in data.values()
                   if isinstance(value, torch.Tensor))
-    return dict(batch_size=batch_size, peak_mb=(_status_kb('VmHWM') - base) / 1024,
-                batch_mb=tensors / 2**20, simplices=batch.n_id.numel())
+    return dict(edges=data.num_simplices(1), triangles=data.num_simplices(2),
+                seconds=seconds, peak_mb=_status_kb('VmHWM') / 1024,
+                tensors_mb=tensors / 2**20)
 
 
-def memory_rows(data: SimplicialComplexData, batch_sizes: Sequence[int],
-                num_neighbors: List[int]) -> List[Dict]:
-    """:func:`peak_memory` of each batch size, each in a fresh process."""
+def loader_rows(path: str, batch_sizes: Sequence[int], steps: int,
+                num_neighbors: List[int], device: str) -> List[Dict]:
+    """:func:`loader_run` of each batch size, each in a fresh process."""
     out = []
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, 'complex.pt')
-        torch.save(data, path)
-        for batch_size in batch_sizes:
-            result = subprocess.run(
-                [sys.executable, __file__, '--memory-worker', path, '--batch-size',
-                 str(batch_size), '--fanout', ','.join(map(str, num_neighbors))],
-                check=True, capture_output=True, text=True)
-            out.append(json.loads(result.stdout.strip().splitlines()[-1]))
-            print(out[-1], flush=True)
+    for batch_size in batch_sizes:
+        out.append(_worker(['run', path, '--batch-size', str(batch_size), '--steps',
+                            str(steps), '--fanout', ','.join(map(str, num_neighbors)),
+                            '--device', device]))
+        print(out[-1], flush=True)
     return out
 
 
-def denoising(data: SimplicialComplexData, num_neighbors: List[int], steps: int,
-              batch_size: int, seed: int = 0) -> Dict:
-    """Sampled training of the flow-denoising SAN and its held-out error."""
-    generator = torch.Generator().manual_seed(seed)
-    perm = torch.randperm(data.num_simplices(1), generator=generator)
-    held_out = min(2000, perm.numel() // 5)
-    test, train = perm[:held_out], perm[held_out:][:int(0.8 * perm.numel())]
-    model = make_model(seed)
+def time_to_accuracy(data: SimplicialComplexData, num_neighbors: List[int],
+                     batch_size: int, full_steps: int, eval_every: int,
+                     max_seconds: float, device: str, seed: int = 0) -> Dict:
+    """Full-batch training, then sampled training until it reaches the full-batch
+    model's final held-out error (training time only, evaluations excluded)."""
+    test, train = _split(data.num_simplices(1), seed)
+    mask = torch.zeros(data.num_simplices(1), dtype=torch.bool)
+    mask[train] = True
+    full = data.to(device)
+    model = make_model(seed).to(device)
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+    mask = mask.to(device)
+    full_seconds, full_cpu = time.perf_counter(), time.process_time()
+    for _ in range(full_steps):
+        optimizer.zero_grad()
+        out = model(full)
+        (out[mask] - full.y[mask]).pow(2).mean().backward()
+        optimizer.step()
+    full_seconds = time.perf_counter() - full_seconds
+    full_cpu = time.process_time() - full_cpu
+    del full, out
+    target = held_out_error(model, data, test, device)
+    print(f'full batch: {full_steps} steps, {full_seconds:.0f} s, held-out {target:.4f}',
+          flush=True)
+    model = make_model(seed).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
     torch.manual_seed(seed)
     loader = SimplicialNeighborLoader(data, num_neighbors, order=1, input_simplices=train,
                                       batch_size=batch_size, shuffle=True)
-    start, done = time.perf_counter(), 0
-    while done < steps:
-        for batch in loader:
+    seconds, cpu, steps, curve = 0.0, 0.0, 0, []
+    batches = _cycle(loader, 10**9)
+    while seconds < max_seconds:
+        start, start_cpu = time.perf_counter(), time.process_time()
+        for _ in range(eval_every):
+            batch = next(batches).to(device)
             optimizer.zero_grad()
-            out = model(batch)[:batch.batch_size]
-            loss = (out - batch.y[:batch.batch_size]).pow(2).mean()
-            loss.backward()
+            _loss(model, batch).backward()
             optimizer.step()
-            done += 1
-            if done == steps:
-                break
-    train_seconds = time.perf_counter() - start
-    model.eval()
-    test_loader = SimplicialNeighborLoader(data, [-1] * HOPS_OF_MODEL, order=1,
-                                           input_simplices=test, batch_size=500)
-    errors = []
-    with torch.no_grad():
-        for batch in test_loader:
-            out = model(batch)[:batch.batch_size]
-            errors.append((out - batch.y[:batch.batch_size]).pow(2).view(-1))
-    return dict(mse=float(torch.cat(errors).mean()),
+        seconds += time.perf_counter() - start
+        cpu += time.process_time() - start_cpu
+        steps += eval_every
+        curve.append((steps, seconds, held_out_error(model, data, test, device)))
+        print(curve[-1], flush=True)
+        if curve[-1][2] <= target:
+            break
+    reached = curve[-1][2] <= target
+    return dict(full_steps=full_steps, full_seconds=full_seconds, full_cpu=full_cpu,
+                target=target, reached=reached, steps=steps, seconds=seconds, cpu=cpu,
+                best=min(error for _, _, error in curve),
                 noise_mse=float((data.x_1[test] - data.y[test]).pow(2).mean()),
-                zero_mse=float(data.y[test].pow(2).mean()),
-                seconds=train_seconds, steps=steps)
+                zero_mse=float(data.y[test].pow(2).mean()))
 
 
 def citation_exactness(root: Path) -> Dict:
@@ -196,7 +312,12 @@ def citation_exactness(root: Path) -> Dict:
                               _common.shared_data_dir() / 'citation_complex')
     item = CitationComplexDataset(str(root), order=1, missing_rate=0.3, num_masks=1,
                                   log=False)[0]
-    data = item.clone().apply(lambda t: t.double() if t.is_floating_point() else t)
+    # The same complex built in float64 (its operators computed in double precision,
+    # not cast from single), with its features and labels in float64.
+    order = item.order
+    data = SimplicialComplexData.from_simplices(
+        [item[f'simplices_{k}'] for k in range(1, order + 1)], num_nodes=item.num_nodes,
+        order=order, dtype=torch.float64, x_1=item.x_1.double(), y=item.y.double())
     model = make_model().double().eval()
     with torch.no_grad():
         full = model(data)
@@ -215,30 +336,46 @@ def citation_exactness(root: Path) -> Dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--points', type=int, default=None,
-                        help='points of the Delaunay complex (335000: ~1e6 edges)')
+                        help='points of the complex of the speed and full-batch parts '
+                             '(335000: ~1e6 edges)')
+    parser.add_argument('--large-points', type=int, default=None,
+                        help='points of the large complex (3350000: ~1e7 edges)')
     parser.add_argument('--fanout', default='10,10',
                         help='neighbours per hop, comma-separated (-1: all)')
     parser.add_argument('--batch-sizes', default=None)
     parser.add_argument('--repeats', type=int, default=None)
-    parser.add_argument('--steps', type=int, default=None)
+    parser.add_argument('--memory-steps', type=int, default=None)
     parser.add_argument('--train-batch', type=int, default=512)
+    parser.add_argument('--full-steps', type=int, default=None)
+    parser.add_argument('--eval-every', type=int, default=None)
+    parser.add_argument('--max-seconds', type=float, default=None)
     parser.add_argument('--noise', type=float, default=0.5)
+    parser.add_argument('--device', default='cuda' if torch.cuda.is_available() else 'cpu',
+                        help='where the model runs (sampling runs on the CPU)')
     parser.add_argument('--quick', action='store_true',
-                        help='a small complex and few repeats, no results page')
+                        help='small complexes and few steps, no results page')
     parser.add_argument('--root', default=str(_common.REPO / 'data'))
     parser.add_argument('--results', default=None)
     parser.add_argument('--no-results', action='store_true')
-    parser.add_argument('--memory-worker', default=None, help=argparse.SUPPRESS)
+    parser.add_argument('--worker', nargs='+', default=None, help=argparse.SUPPRESS)
     parser.add_argument('--batch-size', type=int, default=None, help=argparse.SUPPRESS)
+    parser.add_argument('--steps', type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     num_neighbors = [int(n) for n in args.fanout.split(',')]
-    if args.memory_worker:
-        print(json.dumps(peak_memory(args.memory_worker, args.batch_size,
-                                     num_neighbors)))
+    if args.worker:  # a fresh process: 'run PATH' or 'build PATH POINTS'
+        if args.worker[0] == 'run':
+            result = loader_run(args.worker[1], args.batch_size, args.steps,
+                                num_neighbors, args.device)
+        else:
+            result = build_large(int(args.worker[2]), args.noise, args.worker[1])
+        print(json.dumps(result))
         return
-    defaults = (dict(points=3000, batch_sizes='64,256', repeats=3, steps=5) if args.quick
-                else dict(points=335_000, batch_sizes='256,1024,4096', repeats=10,
-                          steps=200))
+    defaults = (dict(points=3000, large_points=10_000, batch_sizes='64,256', repeats=3,
+                     memory_steps=3, full_steps=3, eval_every=5, max_seconds=10.0)
+                if args.quick else
+                dict(points=335_000, large_points=3_350_000,
+                     batch_sizes='1024,4096,16384', repeats=10, memory_steps=10,
+                     full_steps=20, eval_every=10, max_seconds=600.0))
     for key, value in defaults.items():
         if getattr(args, key) is None:
             setattr(args, key, value)
@@ -248,53 +385,99 @@ def main() -> None:
     torch.set_num_threads(1)
     start = time.perf_counter()
     data = flow_complex(args.points, args.noise)
-    build = time.perf_counter() - start
-    print(f'complex: {data.num_simplices(1):,} edges in {build:.0f} s', flush=True)
+    print(f'complex: {data.num_simplices(1):,} edges', flush=True)
     speed = sampler_speed(data, batch_sizes, num_neighbors, args.repeats)
-    memory = memory_rows(data, batch_sizes, num_neighbors)
-    task = denoising(data, num_neighbors, args.steps, args.train_batch)
-    print(task, flush=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, 'complex.pt')
+        torch.save(data, path)
+        small = loader_rows(path, batch_sizes, args.memory_steps, num_neighbors,
+                            args.device)
+        os.remove(path)
+        task = time_to_accuracy(data, num_neighbors, args.train_batch, args.full_steps,
+                                args.eval_every, args.max_seconds, args.device)
+        print(task, flush=True)
+        del data
+        built = _worker(['build', path, str(args.large_points), '--noise',
+                         str(args.noise)])
+        print(built, flush=True)
+        large = loader_rows(path, batch_sizes, args.memory_steps, num_neighbors,
+                            args.device)
     exact = citation_exactness(Path(args.root) / 'citation_complex')
     print(exact, flush=True)
+    text = report(args, num_neighbors, speed, small, large, built, task, exact,
+                  time.perf_counter() - start)
+    print(text)
+    if args.results and not args.no_results:
+        _common.write_results(args.results, 'Neighbour sampling', 'sampling.py', text)
 
-    rows = [[f'{s["batch_size"]:,}', f'{s["simplices"]:,.0f}',
-             f'{s["sample"]:,.0f} ({s["sample_cpu"]:,.0f})',
-             f'{s["collate"]:,.0f} ({s["collate_cpu"]:,.0f})', f'{m["batch_mb"]:,.1f}',
-             f'{m["peak_mb"]:,.0f}'] for s, m in zip(speed, memory)]
-    table = _common.markdown_table(
+
+def report(args: argparse.Namespace, num_neighbors: List[int], speed: List[Dict],
+           small: List[Dict], large: List[Dict], built: Dict, task: Dict, exact: Dict,
+           seconds: float) -> str:
+    """The markdown block of a run."""
+    edges = small[0]['edges']
+    speed_table = _common.markdown_table(
         ['batch (seeds)', 'sampled edges', 'seeds/s, sampler (per CPU s)',
-         'seeds/s, with sub-complex (per CPU s)', 'MB of the batch',
-         'peak MB of a step'], rows)
-    command = (f'python benchmarks/sampling.py --points {args.points} --fanout '
-               f'{args.fanout} --batch-sizes {args.batch_sizes} --repeats {args.repeats} '
-               f'--steps {args.steps}' + (' --quick' if args.quick else ''))
-    text = (
-        f"`{command}` ({_common.machine('cpu')}, {time.perf_counter() - start:.0f} s "
-        f"wall, shared machine): Delaunay complex of {args.points:,} points, "
-        f"{data.num_simplices(1):,} edges, seeds on the edges, fan-out "
-        f"{num_neighbors}. Seeds per second: median of {args.repeats} batches, per "
-        f"second of wall-clock time and, in brackets, per second of the process's CPU "
-        f"time (the machine is shared: load average {os.getloadavg()[0]:.1f} at the "
-        f"end of the run); MB of "
-        f"the batch: its tensors (sub-complex and operators); peak MB: growth of the "
-        f"peak resident set of a fresh process (VmHWM reset after loading the complex "
-        f"and building the loader) over one batch and one forward + backward step of "
-        f"a 2-layer SAN (F = {CHANNELS}, "
-        f"J_u = J_d = J_h = 1).\n\n{table}\n\n"
-        f"Flow denoising (input: a gradient flow, scaled to unit standard deviation, "
-        f"plus noise of std {args.noise}; target: the flow), the same SAN trained "
-        f"on {task['steps']} sampled batches of "
-        f"{args.train_batch} seeds ({task['seconds']:.0f} s): held-out mean squared "
-        f"error {task['mse']:.4f} against {task['noise_mse']:.4f} for the noisy input "
-        f"and {task['zero_mse']:.4f} for zero.\n\n"
+         'seeds/s, with sub-complex (per CPU s)'],
+        [[f'{s["batch_size"]:,}', f'{s["simplices"]:,.0f}',
+          f'{s["sample"]:,.0f} ({s["sample_cpu"]:,.0f})',
+          f'{s["collate"]:,.0f} ({s["collate_cpu"]:,.0f})'] for s in speed])
+    train_table = _common.markdown_table(
+        ['edges', 'batch (seeds)', 'edges per batch', 'sampler seeds per CPU s',
+         'training seeds/s (per CPU s)', 'MB after loading + loader',
+         'peak MB, loader built', 'peak MB, training', 'growth MB in training',
+         'held-out MSE'],
+        [[f'{r["edges"]:,}', f'{r["batch_size"]:,}', f'{r["simplices"]:,.0f}',
+          f'{r["sample_cpu"]:,.0f}', f'{r["train_wall"]:,.0f} ({r["train_cpu"]:,.0f})',
+          f'{r["ready_mb"]:,.0f}', f'{r["build_peak_mb"]:,.0f}',
+          f'{r["train_peak_mb"]:,.0f}', f'{r["growth_mb"]:,.0f}', f'{r["mse"]:.4f}']
+         for r in small + large])
+    peak_gb = max(max(r['build_peak_mb'], r['train_peak_mb']) for r in large) / 1024
+    command = (f'python benchmarks/sampling.py --points {args.points} --large-points '
+               f'{args.large_points} --fanout {args.fanout} --batch-sizes '
+               f'{args.batch_sizes} --repeats {args.repeats} --memory-steps '
+               f'{args.memory_steps} --train-batch {args.train_batch} --full-steps '
+               f'{args.full_steps} --eval-every {args.eval_every} --max-seconds '
+               f'{args.max_seconds:g} --device {args.device}'
+               + (' --quick' if args.quick else ''))
+    reached = (f"reached it after {task['steps']} steps, {task['seconds']:.0f} s of "
+               f"training ({task['cpu']:.0f} CPU s): "
+               f"{task['full_seconds'] / max(task['seconds'], 1e-9):.1f}x less wall "
+               f"time, {task['full_cpu'] / max(task['cpu'], 1e-9):.1f}x less CPU time"
+               if task['reached'] else
+               f"did not reach it in {task['seconds']:.0f} s ({task['cpu']:.0f} CPU s, "
+               f"{task['steps']} steps; best {task['best']:.4f})")
+    return (
+        f"`{command}` ({_common.machine(args.device)}, {seconds / 60:.0f} min wall, "
+        f"measured while the machine was shared: load average "
+        f"{os.getloadavg()[0]:.1f} at the end). Seeds on the edges, fan-out "
+        f"{num_neighbors}; seeds per second per second of wall-clock time and, in "
+        f"brackets, of the process's CPU time.\n\n"
+        f"Sampler speed on the complex of {args.points:,} points ({edges:,} edges), "
+        f"median of {args.repeats} batches:\n\n{speed_table}\n\n"
+        f"Training with the loader ({args.memory_steps} steps per row, each row a "
+        f"fresh process; the {edges:,}-edge complex with its Laplacians, the "
+        f"{built['edges']:,}-edge one ({args.large_points:,} points, "
+        f"{built['triangles']:,} triangles) without them, built in "
+        f"{built['seconds']:.0f} s in a process of its own with a peak resident set "
+        f"of {built['peak_mb']:,.0f} MB, {built['tensors_mb']:,.0f} MB of tensors). "
+        f"MB: resident set of the process (VmHWM for the peaks, reset after the "
+        f"loader is built); held-out MSE after these few steps (noise "
+        f"{args.noise}):\n\n{train_table}\n\n"
+        f"Largest resident set of a training process on the {built['edges']:,}-edge "
+        f"complex: {peak_gb:.1f} GB (target: at most 16 GB).\n\n"
+        f"Time to the full-batch error on the {edges:,}-edge complex: trained full "
+        f"batch for {task['full_steps']} steps ({task['full_seconds']:.0f} s, "
+        f"{task['full_cpu']:.0f} CPU s), the "
+        f"SAN reaches a held-out MSE of {task['target']:.4f} (noisy input "
+        f"{task['noise_mse']:.4f}, zero {task['zero_mse']:.4f}); trained with the "
+        f"loader (batches of {args.train_batch} seeds, error checked every "
+        f"{args.eval_every} steps) it {reached}.\n\n"
         f"Exactness on the citation complex (order 1, {exact['simplices']:,} "
         f"1-simplices, float64, all neighbours of two hops, batches of 64 seeds, "
         f"{exact['mean_batch']:,.0f} simplices per batch on average): largest "
         f"difference of a seed's output from the full-batch output "
         f"{exact['max_abs_diff']:.1e} (outputs up to {exact['scale']:.2f}).\n")
-    print(text)
-    if args.results and not args.no_results:
-        _common.write_results(args.results, 'Neighbour sampling', 'sampling.py', text)
 
 
 if __name__ == '__main__':

@@ -1,20 +1,47 @@
-"""The sampling benchmark's pieces on a small complex (no timing assertions)."""
+"""The sampling benchmark's pieces on small complexes, and a --quick run end to end
+(no timing assertions)."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import torch
 
+REPO = Path(__file__).resolve().parents[2]
 
-def test_speed_memory_and_denoising(sampling, tmp_path):
+
+def test_complex_and_sampler_speed(sampling):
     data = sampling.flow_complex(300, noise=0.5)
+    light = sampling.flow_complex(300, noise=0.5, laplacians=False)
     assert torch.allclose(data.y.std(), torch.tensor(1.0))
+    assert torch.equal(light.y, data.y) and torch.equal(light.x_1, data.x_1)
+    assert 'up_index_1' in data and 'up_index_1' not in light
     speed = sampling.sampler_speed(data, [16, 32], [5, 5], repeats=2)
     assert [row['batch_size'] for row in speed] == [16, 32]
     assert all(row['sample'] > 0 and row['collate'] > 0 for row in speed)
-    path = tmp_path / 'complex.pt'
-    torch.save(data, path)
-    memory = sampling.peak_memory(str(path), 16, [5, 5])
-    assert memory['batch_mb'] > 0 and memory['peak_mb'] >= 0
-    assert 16 <= memory['simplices'] <= data.num_simplices(1)
-    task = sampling.denoising(data, [5, 5], steps=3, batch_size=64)
-    assert task['steps'] == 3 and task['mse'] > 0
+
+
+def test_loader_run_and_build(sampling, tmp_path):
+    path = str(tmp_path / 'complex.pt')
+    built = sampling.build_large(400, 0.5, path)
+    assert built['edges'] > 1000 and built['triangles'] > 0 and built['peak_mb'] > 0
+    run = sampling.loader_run(path, 16, 3, [5, 5])
+    assert run['edges'] == built['edges'] and run['steps'] == 3
+    assert 16 <= run['simplices'] <= run['edges']
+    assert run['train_peak_mb'] >= run['ready_mb'] > run['data_mb'] > 0
+    assert run['growth_mb'] >= 0 and run['train_cpu'] > 0 and run['sample_cpu'] > 0
+    assert run['mse'] > 0
+
+
+def test_time_to_accuracy(sampling):
+    data = sampling.flow_complex(300, noise=0.5)
+    task = sampling.time_to_accuracy(data, [5, 5], batch_size=64, full_steps=2,
+                                     eval_every=2, max_seconds=3.0, device='cpu')
+    assert task['full_steps'] == 2 and task['full_seconds'] > 0
+    assert task['steps'] % 2 == 0 and task['steps'] >= 2
+    # reached: the last check is at or below the full-batch error; else the budget
+    assert (task['best'] <= task['target']) == task['reached']
+    assert task['reached'] or task['seconds'] >= 3.0
     assert abs(task['noise_mse'] - 0.25) < 0.1
 
 
@@ -23,3 +50,21 @@ def test_citation_exactness(sampling, shared_data, tmp_path, monkeypatch):
     exact = sampling.citation_exactness(tmp_path / 'citation_complex')
     assert exact['simplices'] == 1474
     assert exact['max_abs_diff'] < 1e-9 * max(exact['scale'], 1.0)
+
+
+def test_quick_run_writes_its_block(shared_data, tmp_path):
+    results = tmp_path / 'results.md'
+    results.write_text('# Results\n\n## Other\n\nkept\n')
+    command = [sys.executable, str(REPO / 'benchmarks' / 'sampling.py'), '--quick',
+               '--points', '600', '--large-points', '1200', '--batch-sizes', '16,32',
+               '--device', 'cpu', '--root', str(tmp_path / 'data'), '--results',
+               str(results)]
+    env = dict(os.environ, TGSAN_SHARED_DATA=str(shared_data))
+    run = subprocess.run(command, capture_output=True, text=True, timeout=600, env=env)
+    assert run.returncode == 0, run.stderr
+    text = results.read_text()
+    assert '## Other\n\nkept' in text and '## Neighbour sampling' in text
+    assert '--points 600 --large-points 1200' in text and '--device cpu --quick' in text
+    rows = [line for line in text.splitlines() if line.startswith('| ') and
+            line.split('|')[1].strip().replace(',', '').isdigit()]
+    assert len(rows) == 2 + 4  # sampler speed; training on both complexes

@@ -4,6 +4,7 @@ import gudhi
 import numpy as np
 import pytest
 import scipy.sparse as sp
+import torch
 
 from torch_geometric_san.data import SimplicialComplexData, algebra
 
@@ -220,3 +221,16 @@ def test_clique_triangles_without_triangles():
     assert algebra.clique_triangles(np.empty((0, 2), np.int64), 3).shape == (0, 3)
     path = np.array([[0, 1], [1, 2], [2, 3]])
     assert algebra.clique_triangles(path, 4).shape == (0, 3)
+
+
+def test_boundary_eigenvalues_are_those_of_the_laplacians(random_tree):
+    data = SimplicialComplexData.from_simplex_tree(random_tree)
+    boundaries = [sp.csc_array((data.boundary(k)[1].numpy(),
+                                data.boundary(k)[0].numpy()),
+                               shape=(data.num_simplices(k - 1), data.num_simplices(k)))
+                  for k in range(1, data.order + 1)]
+    values = algebra.boundary_eigenvalues(boundaries)
+    assert len(values) == data.order
+    for k, value in enumerate(values, start=1):  # spectrum_k = (s_k, s_{k+1})
+        value = torch.tensor(value, dtype=torch.float32)  # as the spectra are stored
+        assert value == data[f'spectrum_{k}'][0, 0] == data[f'spectrum_{k - 1}'][0, 1]

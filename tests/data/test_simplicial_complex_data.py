@@ -254,3 +254,33 @@ def test_an_empty_array_of_simplices_of_any_numeric_dtype(empty, assert_data_equ
     # (np.empty and torch.empty default to floats; no vertex id is a float then)
     assert_data_equal(SimplicialComplexData.from_simplices(empty, num_nodes=2),
                       SimplicialComplexData.from_simplices([], num_nodes=2, order=2))
+
+
+def test_without_laplacians_keeps_simplices_boundaries_and_spectra(random_tree):
+    simplices = [np.array(rows) for rows in _simplex_rows(random_tree)]
+    full = SimplicialComplexData.from_simplices(simplices, close=True)
+    light = SimplicialComplexData.from_simplices(simplices, close=True,
+                                                 laplacians=False)
+    keys = {key for key in full.keys() if not key.startswith(('down', 'up', 'hodge'))}
+    assert set(light.keys()) == keys
+    for key in keys - {'num_nodes'}:
+        assert torch.equal(light[key], full[key]), key
+    assert light.num_nodes == full.num_nodes
+    for k in range(1, full.order + 1):
+        assert torch.equal(light.boundary(k)[0], full.boundary(k)[0])
+    assert light.boundary(0)[0].shape == (2, 0)
+    for name in ('down_laplacian', 'up_laplacian', 'hodge_laplacian'):
+        with pytest.raises(ValueError, match='laplacians=False'):
+            getattr(light, name)(1)
+    with pytest.raises(ValueError, match='holds no Laplacians'):
+        light.operators(0)
+    with pytest.raises(TypeError, match='laplacians'):
+        SimplicialComplexData.from_simplices(simplices, close=True, laplacians=1)
+
+
+def _simplex_rows(tree):
+    # The top-dimensional simplices of a GUDHI tree, by order, as lists of rows.
+    rows = {}
+    for simplex, _ in tree.get_simplices():
+        rows.setdefault(len(simplex), []).append(sorted(simplex))
+    return [rows[width] for width in sorted(rows) if width > 1]

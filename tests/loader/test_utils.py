@@ -1,9 +1,11 @@
 """simplicial_subcomplex: relabelled simplices, exact boundaries, restricted operators
-of the full complex, attributes."""
+of the full complex (with or without its stored Laplacians), attributes;
+SimplicialAdjacency."""
 import pytest
 import torch
 
-from torch_geometric_san.loader import simplicial_subcomplex
+from torch_geometric_san.data import SimplicialComplexData
+from torch_geometric_san.loader import SimplicialAdjacency, simplicial_subcomplex
 
 
 def sample(data, k, count=30, seed=0):
@@ -63,3 +65,51 @@ def test_attributes(planar):
     assert not any(key.endswith('_2') for key in sub.keys())
     for key, value in before.items():  # the complex is left as it was
         assert torch.equal(data[key], value), key
+
+
+@pytest.mark.parametrize('k', [0, 1, 2])
+def test_adjacency_holds_the_laplacians(spatial, dense, k):
+    data, n = spatial, spatial.num_simplices(k)
+    adjacency = SimplicialAdjacency(data, k)
+    assert adjacency.num_simplices == n
+    assert (adjacency.has_down, adjacency.has_up) == (k >= 1, k < data.order)
+    row = torch.repeat_interleave(torch.arange(n), adjacency.indptr.diff())
+    assert torch.all(row != adjacency.indices)  # no diagonal
+    key = row * n + adjacency.indices  # rows ascending, then columns
+    assert torch.equal(key, key.unique())
+    for name, values, diagonal in (('down', adjacency.down, adjacency.down_diagonal),
+                                   ('up', adjacency.up, adjacency.up_diagonal)):
+        built = torch.zeros(n, n, dtype=torch.float64)
+        built[row, adjacency.indices] = values.double()
+        built += torch.diag(diagonal.double())
+        expected = dense(*getattr(data, f'{name}_laplacian')(k), (n, n))
+        torch.testing.assert_close(built, expected, rtol=0, atol=0)
+    # every stored entry is a neighbour of one of the two kinds
+    assert torch.all((adjacency.down != 0) | (adjacency.up != 0))
+
+
+def test_local_ids(planar):
+    adjacency = SimplicialAdjacency(planar, 1)
+    ids = torch.tensor([7, 3, 11])
+    queries = torch.tensor([[3, 5], [11, 7]])
+    assert adjacency.local_ids(ids, queries).tolist() == [[1, -1], [2, 0]]
+    assert adjacency.local_ids(ids, torch.tensor([7])).tolist() == [0]  # table reset
+    assert torch.all(adjacency._local == -1)
+
+
+def test_a_complex_without_laplacians_gives_the_same_subcomplex(planar):
+    light = SimplicialComplexData.from_simplices(
+        planar.simplices_2, close=True, num_nodes=planar.num_nodes, dtype=torch.float64,
+        laplacians=False, **{f'x_{k}': planar[f'x_{k}'] for k in range(3)})
+    assert 'up_index_1' not in light
+    for k in (0, 1, 2):
+        n_id = sample(planar, k)
+        full, sub = (simplicial_subcomplex(data, k, n_id) for data in (planar, light))
+        assert set(full.keys()) == set(sub.keys())
+        for key in full.keys():
+            assert torch.equal(torch.as_tensor(full[key]), torch.as_tensor(sub[key])), key
+
+
+def test_the_complex_must_be_on_the_cpu(planar):
+    with pytest.raises(ValueError, match='on the CPU'):
+        SimplicialAdjacency(planar.to('meta'), 1)

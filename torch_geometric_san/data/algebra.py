@@ -431,6 +431,38 @@ def hodge_laplacians(boundaries: Sequence[sp.csc_array], num_nodes: int,
         down, s_down = next_down, s_up
 
 
+def boundary_eigenvalues(boundaries: Sequence[sp.csc_array],
+                         dtype: torch.dtype = torch.float32) -> List[float]:
+    r"""The largest eigenvalues :math:`s_k = \lambda_{\max}(\mathbf{B}_k^\top
+    \mathbf{B}_k)` for ``k = 1..K``, without the Laplacians of the complex.
+
+    Each comes from the smaller of the two Gram matrices
+    :math:`\mathbf{B}_k^\top \mathbf{B}_k` and :math:`\mathbf{B}_k \mathbf{B}_k^\top`
+    (their non-zero spectra agree), as :func:`hodge_laplacians` computes it, so the
+    two give the same values; the spectrum of order :math:`k` is
+    :math:`(s_k, s_{k+1})` with :math:`s_0 = s_{K+1} = 0`.
+
+    Args:
+        boundaries (Sequence[scipy.sparse.csc_array]): :math:`\mathbf{B}_1, \ldots,
+            \mathbf{B}_K`.
+        dtype (torch.dtype, optional): The precision the eigenvalues are needed in
+            (see :func:`largest_eigenvalue`).
+
+    Returns:
+        List[float]: :math:`s_1, \ldots, s_K`.
+    """
+    out = []
+    for columns in boundaries:
+        rows = columns.tocsr()
+        if columns.shape[0] <= columns.shape[1]:
+            gram = _sorted(rows @ columns.T)
+        else:
+            gram = _sorted(columns.T @ rows)
+        out.append(largest_eigenvalue(gram, dtype) if columns.nnz else 0.0)
+        del rows, gram
+    return out
+
+
 def _zero(n: int) -> sp.csr_array:
     return sp.csr_array((n, n), dtype=np.float32)
 

@@ -125,6 +125,7 @@ class SimplicialComplexData(Data):
         num_nodes: Optional[int] = None,
         order: Optional[int] = None,
         dtype: torch.dtype = torch.float32,
+        laplacians: bool = True,
         **kwargs: Any,
     ) -> 'SimplicialComplexData':
         r"""Builds a complex from its simplices.
@@ -147,6 +148,14 @@ class SimplicialComplexData(Data):
                 above the largest simplex. (default: dimension of the largest simplex)
             dtype (torch.dtype, optional): Floating type of the operator weights.
                 (default: :obj:`torch.float32`)
+            laplacians (bool, optional): Store the Laplacians. Without them the
+                complex holds its simplices, boundaries and ``spectrum_k`` (computed
+                from the boundaries) and is meant for
+                :class:`~torch_geometric_san.loader.SimplicialNeighborLoader`, which
+                derives the operators of each sampled batch from the boundaries
+                (the Laplacians hold several times the entries of the boundaries);
+                :meth:`operators` refuses it.
+                (default: :obj:`True`)
             **kwargs: Features ``x_k`` ``[N_k, F_k]`` (tensors or arrays) and any other
                 attributes, stored as given.
 
@@ -160,8 +169,10 @@ class SimplicialComplexData(Data):
                 whose arrays cannot fit in this machine's memory, or features of the
                 wrong size or with NaN/inf entries.
         """
+        check_bool(laplacians, 'laplacians')
         groups = _parse_simplices(simplices)
-        return cls._from_groups(groups, close, num_nodes, order, dtype, kwargs)
+        return cls._from_groups(groups, close, num_nodes, order, dtype, kwargs,
+                                laplacians)
 
     @classmethod
     def from_simplex_tree(
@@ -353,7 +364,8 @@ class SimplicialComplexData(Data):
     @classmethod
     def _from_groups(cls, groups: Dict[int, np.ndarray], close: bool,
                      num_nodes: Optional[int], order: Optional[int], dtype: torch.dtype,
-                     kwargs: Dict[str, Any]) -> 'SimplicialComplexData':
+                     kwargs: Dict[str, Any],
+                     laplacians: bool = True) -> 'SimplicialComplexData':
         # groups maps k + 1 to the k-simplices, rows as given.
         check_bool(close, 'close')
         top = max(groups, default=1) - 1
@@ -383,11 +395,12 @@ class SimplicialComplexData(Data):
         attrs = _check_attributes(kwargs, [len(rows) for rows in simplices], dtype)
         boundaries = [algebra.boundary_matrix(simplices[k], simplices[k - 1])
                       for k in range(1, order + 1)]
-        return cls._build(simplices, boundaries, dtype, attrs)
+        return cls._build(simplices, boundaries, dtype, attrs, laplacians)
 
     @classmethod
     def _build(cls, simplices: List[np.ndarray], boundaries: List[sp.csc_array],
-               dtype: torch.dtype, attrs: Dict[str, Any]) -> 'SimplicialComplexData':
+               dtype: torch.dtype, attrs: Dict[str, Any],
+               laplacians: bool = True) -> 'SimplicialComplexData':
         # From validated simplices[k] (k = 0..K), B_1..B_K and user attributes.
         attrs = dict(attrs, num_nodes=len(simplices[0]))
         for k, B in enumerate(boundaries, start=1):
@@ -395,6 +408,12 @@ class SimplicialComplexData(Data):
                 np.ascontiguousarray(simplices[k], dtype=np.int64))
             attrs[f'boundary_index_{k}'] = _index(B)
             attrs[f'boundary_weight_{k}'] = _weight(B, dtype)
+        if not laplacians:  # the spectra alone, from the boundaries
+            eigenvalues = [0.0] + algebra.boundary_eigenvalues(boundaries, dtype) + [0.0]
+            for k in range(len(boundaries) + 1):
+                attrs[f'spectrum_{k}'] = torch.tensor(
+                    [eigenvalues[k:k + 2]], dtype=dtype)
+            return cls(**attrs)
         for k, down, up, hodge, s_down, s_up in algebra.hodge_laplacians(
                 boundaries, len(simplices[0]), dtype):
             # the top order stores its (empty) upper Laplacian too, so that a batch
@@ -553,8 +572,14 @@ class SimplicialComplexData(Data):
         self._check_k(k)
         if f'{name}_index_{k}' in self._store:  # O(1); `in self` lists every key
             return self[f'{name}_index_{k}'], self[f'{name}_weight_{k}']
-        index, weight = self.hodge_index_0, self.hodge_weight_0
-        return index.new_empty((2, 0)), weight.new_empty((0, ))
+        weight = self._store.get('hodge_weight_0', self._store.get('spectrum_0'))
+        if weight is None or (name != 'boundary' and 'hodge_index_0' not in self._store):
+            raise ValueError(f"the complex holds no Laplacians (built with "
+                             f"laplacians=False), so it has no {name} operator of "
+                             f"order {k}; sample it with SimplicialNeighborLoader or "
+                             f"build it with laplacians=True")
+        return (torch.empty((2, 0), dtype=torch.long, device=weight.device),
+                weight.new_empty((0, )))
 
     def _check_k(self, k: int) -> None:
         if not isinstance(k, (int, np.integer)) or isinstance(k, bool):

@@ -1,9 +1,9 @@
 r"""Mini-batches of one large complex by neighbour sampling of its k-simplices."""
+from torch_geometric_san.loader.utils import SimplicialAdjacency, simplicial_subcomplex
 from torch_geometric_san.loader.simplicial_neighbor_sampler import \
     SimplicialNeighborSampler
-from torch_geometric_san.loader.utils import operator_rowptr, simplicial_subcomplex
 from torch_geometric_san.loader.simplicial_neighbor_loader import \
     SimplicialNeighborLoader
 
 __all__ = ["SimplicialNeighborLoader", "SimplicialNeighborSampler",
-           "simplicial_subcomplex", "operator_rowptr"]
+           "SimplicialAdjacency", "simplicial_subcomplex"]

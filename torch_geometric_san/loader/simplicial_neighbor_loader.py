@@ -7,7 +7,8 @@ from torch import Tensor
 from torch_geometric_san.data import SimplicialComplexData
 from torch_geometric_san.loader.simplicial_neighbor_sampler import \
     SimplicialNeighborSampler
-from torch_geometric_san.loader.utils import operator_rowptr, simplicial_subcomplex
+from torch_geometric_san.loader.utils import SimplicialAdjacency, simplicial_subcomplex
+from torch_geometric_san.utils.validation import check_int
 
 __all__ = ["SimplicialNeighborLoader"]
 
@@ -107,7 +108,10 @@ class SimplicialNeighborLoader(torch.utils.data.DataLoader):
             if name in kwargs:
                 raise TypeError(f"SimplicialNeighborLoader sets '{name}' itself; "
                                 f"pass the seeds as input_simplices")
-        self.simplex_sampler = SimplicialNeighborSampler(data, order, num_neighbors)
+        if not isinstance(data, SimplicialComplexData):
+            raise TypeError(f"data must be a SimplicialComplexData, not "
+                            f"{type(data).__name__}")
+        check_int(order, 'order', minimum=0, maximum=data.order)
         if f'spectrum_{order}' not in data:
             raise ValueError(f"the complex has no 'spectrum_{order}' (the largest "
                              f"eigenvalues of its Laplacians), which the sampled "
@@ -119,8 +123,10 @@ class SimplicialNeighborLoader(torch.utils.data.DataLoader):
         self.data = data
         self.order = order
         self.transform = transform
-        self.rowptr = operator_rowptr(data, order)
         self.input_ids = _seed_ids(input_simplices, data.num_simplices(order), order)
+        self.simplex_sampler = SimplicialNeighborSampler(data, order, num_neighbors)
+        self.adjacency = [SimplicialAdjacency(data, j) for j in range(order)] + [
+            self.simplex_sampler.adjacency]
         super().__init__(range(self.input_ids.numel()), collate_fn=self.collate_fn,
                          **kwargs)
 
@@ -135,7 +141,7 @@ class SimplicialNeighborLoader(torch.utils.data.DataLoader):
         """
         seeds = self.input_ids[torch.as_tensor(index, dtype=torch.long)]
         n_id, num_sampled = self.simplex_sampler.sample(seeds)
-        batch = simplicial_subcomplex(self.data, self.order, n_id, self.rowptr)
+        batch = simplicial_subcomplex(self.data, self.order, n_id, self.adjacency)
         batch.batch_size = seeds.numel()
         batch.num_sampled_simplices = num_sampled
         return batch if self.transform is None else self.transform(batch)

@@ -1,11 +1,11 @@
 r"""Neighbour sampling over the upper and lower adjacency of the k-simplices."""
-from typing import List, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 import torch
 from torch import Tensor
 
 from torch_geometric_san.data import SimplicialComplexData
-from torch_geometric_san.sparse import compressed_rows
+from torch_geometric_san.loader.utils import SimplicialAdjacency
 from torch_geometric_san.utils.validation import check_int
 
 __all__ = ["SimplicialNeighborSampler"]
@@ -19,8 +19,10 @@ class SimplicialNeighborSampler:
     common (k+1)-simplex: the union of the patterns of
     :math:`\mathbf{L}_k^{(d)}` and :math:`\mathbf{L}_k^{(u)}` without the diagonal,
     which holds the pattern of the Hodge Laplacian and of every attention
-    neighbourhood of the layers. It is built once, in compressed rows
-    (:obj:`indptr`, :obj:`indices`). In hop :math:`h`, each simplex reached in hop
+    neighbourhood of the layers. It comes from the boundary matrices
+    (:class:`~torch_geometric_san.loader.SimplicialAdjacency`, built once, in
+    compressed rows :obj:`indptr`, :obj:`indices`), so the complex need not store
+    its Laplacians. In hop :math:`h`, each simplex reached in hop
     :math:`h-1` (the seeds for :math:`h = 1`) draws :obj:`num_neighbors[h - 1]` of its
     neighbours uniformly without replacement (all of them where it has fewer, or for
     :obj:`-1`); the simplices not reached before are the next hop's frontier. All of
@@ -33,6 +35,8 @@ class SimplicialNeighborSampler:
         order (int): The order :math:`k` of the sampled simplices.
         num_neighbors (Sequence[int]): The number of neighbours drawn per simplex in
             each hop; :obj:`-1` takes all of them.
+        adjacency (SimplicialAdjacency, optional): The adjacency of the
+            k-simplices of :obj:`data`, where it is already built.
 
     Raises:
         TypeError: If :obj:`data` is not a single
@@ -55,7 +59,8 @@ class SimplicialNeighborSampler:
         (tensor([0, 1, 2, 3]), [1, 3])
     """
     def __init__(self, data: SimplicialComplexData, order: int,
-                 num_neighbors: Sequence[int]):
+                 num_neighbors: Sequence[int],
+                 adjacency: Optional[SimplicialAdjacency] = None):
         if not isinstance(data, SimplicialComplexData):
             raise TypeError(f"data must be a SimplicialComplexData, not "
                             f"{type(data).__name__}")
@@ -69,7 +74,14 @@ class SimplicialNeighborSampler:
         self.num_neighbors = [check_int(n, f'num_neighbors[{hop}]', minimum=-1)
                               for hop, n in enumerate(num_neighbors)]
         self.num_simplices = data.num_simplices(order)
-        self.indptr, self.indices = _union_pattern(data, order)
+        if adjacency is None:
+            adjacency = SimplicialAdjacency(data, self.order)
+        self.adjacency = adjacency
+        self.indptr, self.indices = adjacency.indptr, adjacency.indices
+        # whether a simplex is sampled (reset after each call), and the scratch of
+        # the deduplication (only entries written in a call are read)
+        self._seen = torch.zeros(self.num_simplices, dtype=torch.bool)
+        self._owner = torch.empty(self.num_simplices, dtype=torch.long)
 
     def sample(self, seeds: Tensor) -> Tuple[Tensor, List[int]]:
         r"""Samples the neighbourhood of :obj:`seeds`.
@@ -84,37 +96,46 @@ class SimplicialNeighborSampler:
             ..., each hop in the order its simplices were drawn; and the number of
             simplices of each of these groups (seeds included).
         """
-        indptr, indices = self.indptr, self.indices
-        seen = torch.zeros(self.num_simplices, dtype=torch.bool, device=seeds.device)
+        seen, groups = self._seen, [seeds]
         seen[seeds] = True
-        # Deduplication without a sort: each candidate writes its position into
-        # `owner` and the one whose write is kept stands for its simplex (only
-        # written entries are read, so it needs no initialisation).
-        owner = torch.empty(self.num_simplices, dtype=torch.long, device=seeds.device)
-        groups, frontier = [seeds], seeds
+        try:
+            self._hops(seeds, groups)
+        finally:
+            for group in groups:
+                seen[group] = False
+        return torch.cat(groups), [group.numel() for group in groups]
+
+    def _hops(self, frontier: Tensor, groups: List[Tensor]) -> None:
+        # Appends the simplices first reached in each hop to `groups`.
+        indptr, indices, seen, owner = self.indptr, self.indices, self._seen, \
+            self._owner
         for fanout in self.num_neighbors:
-            start = indptr[frontier]
-            degree = indptr[frontier + 1] - start
+            start = indptr.index_select(0, frontier)
+            degree = indptr.index_select(0, frontier + 1) - start
             # Rows with no more neighbours than the fan-out give all of them, the
             # others `fanout` drawn by `_draw`.
             take = degree if fanout < 0 else degree.clamp(max=fanout)
             total = int(take.sum())
             first = torch.cumsum(take, 0) - take  # of each row's draws in `pos`
-            pos = torch.arange(total, device=seeds.device) + torch.repeat_interleave(
-                start - first, take, output_size=total)
+            pos = torch.arange(total) + torch.repeat_interleave(start - first, take,
+                                                                output_size=total)
             big = (degree > take).nonzero().view(-1)
             if big.numel():
-                drawn = _draw(degree[big], fanout) + start[big, None]
-                slots = first[big, None] + torch.arange(fanout, device=seeds.device)
+                drawn = _draw(degree.index_select(0, big), fanout) + \
+                    start.index_select(0, big)[:, None]
+                slots = first.index_select(0, big)[:, None] + torch.arange(fanout)
                 pos[slots.view(-1)] = drawn.view(-1)
-            candidates = indices[pos]
-            candidates = candidates[~seen[candidates]]
-            place = torch.arange(candidates.numel(), device=seeds.device)
+            candidates = indices.index_select(0, pos)
+            candidates = candidates.masked_select(
+                ~seen.index_select(0, candidates))
+            # Deduplication without a sort: each candidate writes its position into
+            # `owner` and the one whose write is kept stands for its simplex.
+            place = torch.arange(candidates.numel())
             owner[candidates] = place
-            frontier = candidates[owner[candidates] == place]
+            frontier = candidates.masked_select(
+                owner.index_select(0, candidates) == place)
             seen[frontier] = True
             groups.append(frontier)
-        return torch.cat(groups), [group.numel() for group in groups]
 
 
 def _draw(degree: Tensor, count: int) -> Tensor:
@@ -129,16 +150,8 @@ def _draw(degree: Tensor, count: int) -> Tensor:
         pick = (torch.rand(degree.numel(), dtype=torch.float64, device=degree.device)
                 * (degree - step)).long().clamp_(max=degree - step - 1) + step
         a, b = first + step, first + pick
-        perm[a], perm[b] = perm[b], perm[a]
-    return perm[first[:, None] + torch.arange(count, device=degree.device)]
-
-
-def _union_pattern(data: SimplicialComplexData, order: int) -> Tuple[Tensor, Tensor]:
-    # The compressed rows (indptr [N + 1], indices) of the pattern of L_k^(d) + L_k^(u)
-    # without the diagonal, each row's columns ascending.
-    n = data.num_simplices(order)
-    index = torch.cat([data.down_laplacian(order)[0], data.up_laplacian(order)[0]], 1)
-    index = index[:, index[0] != index[1]]
-    key = torch.unique(index[1] * n + index[0])
-    row, col = key // n, key % n
-    return compressed_rows(row, n), col
+        at_a, at_b = perm.index_select(0, a), perm.index_select(0, b)
+        perm.index_put_((a, ), at_b)
+        perm.index_put_((b, ), at_a)
+    slots = first[:, None] + torch.arange(count, device=degree.device)
+    return perm.index_select(0, slots.view(-1)).view(degree.numel(), count)

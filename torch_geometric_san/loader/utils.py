@@ -1,24 +1,182 @@
-r"""The sub-complex of a sample of simplices, with the operators of the full complex
+r"""The neighbours of the simplices of a complex, from its boundary matrices, and the
+sub-complex of a sample of simplices with the operators of the full complex
 restricted to it."""
 import re
 from typing import Dict, List, Optional, Tuple
 
+import numpy as np
+import scipy.sparse as sp
 import torch
 from torch import Tensor
 
 from torch_geometric_san.data import SimplicialComplexData
-from torch_geometric_san.sparse import compressed_rows
 
-__all__ = ["simplicial_subcomplex", "operator_rowptr"]
+__all__ = ["SimplicialAdjacency", "simplicial_subcomplex"]
 
 #: Attributes the sub-complex builds per order; the full complex's are not copied.
 _PER_ORDER = re.compile(r'(simplices|spectrum|x|(boundary|down|up|hodge)_(index|weight))'
                         r'_(\d+)')
-_LAPLACIANS = ('down', 'up', 'hodge')
+
+
+class SimplicialAdjacency:
+    r"""The neighbours of the j-simplices of a complex and the entries of its
+    Laplacians between them, derived from the boundary matrices alone (the stored
+    Laplacians are not read, and need not be stored).
+
+    Two j-simplices are neighbours when they share a (j-1)-face or are faces of a
+    common (j+1)-simplex: the off-diagonal pattern of
+    :math:`\mathbf{L}_j^{(d)} + \mathbf{L}_j^{(u)}` with
+    :math:`\mathbf{L}_j^{(d)} = \mathbf{B}_j^\top \mathbf{B}_j` and
+    :math:`\mathbf{L}_j^{(u)} = \mathbf{B}_{j+1} \mathbf{B}_{j+1}^\top`. Two distinct
+    simplices share at most one face and one coface, so each off-diagonal entry of
+    either Laplacian is :math:`0` or :math:`\pm 1` (held as ``int8``). It is built
+    once (two SciPy products of the boundaries) and holds
+
+    * :obj:`indptr` :obj:`[N_j + 1]`, :obj:`indices` :obj:`[nnz]`: the neighbours
+      of each simplex in compressed rows, ascending within a row, no diagonal;
+    * :obj:`down`, :obj:`up` :obj:`[nnz]`: the entries of
+      :math:`\mathbf{L}_j^{(d)}` and :math:`\mathbf{L}_j^{(u)}` there (``int8``);
+    * :obj:`down_diagonal`, :obj:`up_diagonal` :obj:`[N_j]`: their diagonals (the
+      numbers of faces and of cofaces, ``int32``);
+    * :obj:`has_down`, :obj:`has_up`: whether the complex stores these operators
+      (:math:`j \ge 1`, :math:`j < K`);
+    * :obj:`hodge_scale`: :math:`1 / \lambda_{\max}(\mathbf{L}_j)` from the
+      complex's ``spectrum_j`` (:obj:`None` without it), the normalisation of the
+      Hodge Laplacian.
+
+    :meth:`restrict` gives the rows and columns of the three Laplacians of a set of
+    simplices, :meth:`local_ids` relabels simplices. They use a lookup table of :math:`N_j` entries kept on the object, so
+    one object serves one caller at a time (each worker of a data loader has its
+    own copy).
+
+    Args:
+        data (SimplicialComplexData): One complex, with its boundaries (it is not
+            modified).
+        order (int): The order :math:`j`.
+    """
+    def __init__(self, data: SimplicialComplexData, order: int):
+        n = data.num_simplices(order)
+        devices = {value.device for value in data._store.values()
+                   if isinstance(value, Tensor)}
+        if devices - {torch.device('cpu')}:
+            raise ValueError(f"the complex must be on the CPU to be sampled (it is on "
+                             f"{sorted(map(str, devices))}); move each sampled batch "
+                             f"to the device instead")
+        self.order = order
+        self.has_down, self.has_up = order >= 1, order < data.order
+        self.hodge_scale = None
+        if f'spectrum_{order}' in data._store:
+            lam = float(data[f'spectrum_{order}'].max())
+            self.hodge_scale = 1.0 / lam if lam > 0 else 1.0
+        # C = L^(d) + 4 L^(u) (exact in float32): an off-diagonal entry is decoded as
+        # u = round(C / 4), d = C - 4 u since |d| <= 1; it is zero only where both
+        # are (SciPy's products and sums drop zeros).
+        combined = sp.csr_array((n, n), dtype=np.float32)
+        diagonals = [np.zeros(n, dtype=np.int32), np.zeros(n, dtype=np.int32)]
+        for which, j in enumerate((order, order + 1)):
+            if (which == 0 and not self.has_down) or (which == 1 and not self.has_up):
+                continue
+            boundary = _boundary(data, j)  # CSC, [N_{j-1}, N_j]
+            if which == 0:
+                gram = boundary.T @ boundary.tocsr()
+            else:
+                rows = boundary.tocsr()
+                gram = rows @ rows.T
+            del boundary
+            diagonals[which] = np.rint(gram.diagonal()).astype(np.int32)
+            combined = combined + gram * (4.0 if which else 1.0)
+            del gram
+        combined = combined - sp.diags_array(combined.diagonal()).tocsr()
+        combined.sort_indices()
+        up = np.rint(combined.data / 4.0)
+        self.indptr = torch.from_numpy(combined.indptr.astype(np.int64))
+        self.indices = torch.from_numpy(combined.indices.astype(np.int64))
+        self.down = torch.from_numpy((combined.data - 4.0 * up).astype(np.int8))
+        self.up = torch.from_numpy(up.astype(np.int8))
+        del combined, up
+        self.down_diagonal = torch.from_numpy(diagonals[0])
+        self.up_diagonal = torch.from_numpy(diagonals[1])
+        self._local = torch.full((n, ), -1, dtype=torch.long)
+
+    @property
+    def num_simplices(self) -> int:
+        r"""The number :math:`N_j` of j-simplices."""
+        return self._local.numel()
+
+    def local_ids(self, ids: Tensor, queries: Tensor) -> Tensor:
+        r"""The positions in :obj:`ids` of the j-simplices :obj:`queries`
+        (:obj:`-1` where absent).
+
+        Args:
+            ids (torch.Tensor): Distinct ids of j-simplices :obj:`[M]`.
+            queries (torch.Tensor): Ids of j-simplices, any shape.
+
+        Returns:
+            torch.Tensor: The local ids, shaped as :obj:`queries`.
+        """
+        local = self._local
+        local[ids] = torch.arange(ids.numel())
+        try:
+            return local.index_select(0, queries.reshape(-1)).view(queries.shape)
+        finally:
+            local[ids] = -1
+
+    def restrict(self, ids: Tensor, dtype: torch.dtype
+                 ) -> Dict[str, Tuple[Tensor, Tensor]]:
+        r"""The rows and columns :obj:`ids` of the Laplacians of order :math:`j`.
+
+        Args:
+            ids (torch.Tensor): Distinct ids of j-simplices :obj:`[M]`; local id
+                :math:`i` is :obj:`ids[i]`.
+            dtype (torch.dtype): The floating type of the weights.
+
+        Returns:
+            Dict[str, (torch.Tensor, torch.Tensor)]: ``(index [2, nnz], weight
+            [nnz])`` by name (``'down'`` and ``'up'`` where the complex has them,
+            ``'hodge'`` where it has ``spectrum_j``), in local ids, sorted by target,
+            then source, without zeros; the Hodge Laplacian normalised with the full
+            complex's :math:`\lambda_{\max}`.
+        """
+        m = ids.numel()
+        start = self.indptr.index_select(0, ids)
+        count = self.indptr.index_select(0, ids + 1) - start
+        total = int(count.sum())
+        first = torch.cumsum(count, 0) - count
+        pos = torch.arange(total) + torch.repeat_interleave(start - first, count,
+                                                            output_size=total)
+        cols = self.local_ids(ids, self.indices.index_select(0, pos))
+        keep = (cols >= 0).nonzero().view(-1)
+        diagonal = torch.arange(m)
+        rows = torch.cat([torch.repeat_interleave(diagonal, count, output_size=total)
+                          .index_select(0, keep), diagonal])
+        cols = torch.cat([cols.index_select(0, keep), diagonal])
+        pos = pos.index_select(0, keep)
+        perm = torch.argsort(rows * m + cols)
+        rows, cols = rows.index_select(0, perm), cols.index_select(0, perm)
+        down, up = (torch.cat([values.index_select(0, pos).to(torch.int32),
+                               diagonal_values.index_select(0, ids)]).index_select(0, perm)
+                    for values, diagonal_values in ((self.down, self.down_diagonal),
+                                                    (self.up, self.up_diagonal)))
+        values = {}
+        if self.has_down:
+            values['down'] = (down, 1.0)
+        if self.has_up:
+            values['up'] = (up, 1.0)
+        if self.hodge_scale is not None:
+            values['hodge'] = (down + up, self.hodge_scale)
+        out = {}
+        for name, (value, scale) in values.items():
+            nonzero = (value != 0).nonzero().view(-1)
+            weight = value.index_select(0, nonzero)
+            weight = (weight.double() * scale).to(dtype) if scale != 1.0 else \
+                weight.to(dtype)
+            out[name] = (torch.stack([cols.index_select(0, nonzero),
+                                      rows.index_select(0, nonzero)]), weight)
+        return out
 
 
 def simplicial_subcomplex(data: SimplicialComplexData, order: int, n_id: Tensor,
-                          rowptr: Optional[Dict[str, Tensor]] = None
+                          adjacency: Optional[List[SimplicialAdjacency]] = None
                           ) -> SimplicialComplexData:
     r"""The sub-complex spanned by the k-simplices :obj:`n_id` of :obj:`data`
     (:math:`k` = :obj:`order`) and all their faces, relabelled, with the operators of
@@ -36,15 +194,19 @@ def simplicial_subcomplex(data: SimplicialComplexData, order: int, n_id: Tensor,
       full complex's operators for the kept simplices, with the full complex's
       values (the normalised Hodge Laplacian keeps the full complex's scale) and its
       ``spectrum_j``, which
-      :meth:`~torch_geometric_san.data.SimplicialComplexData.operators` hands to the spectral normalisation. They are not the Laplacians of the
-      sub-complex: the upper Laplacian counts the (k+1)-simplices of the full complex,
-      which the sub-complex (of order :math:`k`) does not hold. A row is the full
-      complex's row wherever all the neighbours of that simplex are kept.
+      :meth:`~torch_geometric_san.data.SimplicialComplexData.operators` hands to the
+      spectral normalisation. They are not the Laplacians of the sub-complex: the
+      upper Laplacian counts the (k+1)-simplices of the full complex, which the
+      sub-complex (of order :math:`k`) does not hold. A row is the full complex's
+      row wherever all the neighbours of that simplex are kept.
 
-    Other attributes whose first dimension is :math:`N_k` (labels, masks) are
-    indexed by :obj:`n_id`; the remaining ones (and those of orders above :math:`k`)
-    are copied as they are, or dropped for the computed attributes and features of
-    orders above :math:`k`. Nothing of :obj:`data` is modified.
+    The Laplacians are computed from the boundary matrices of :obj:`data`
+    (:class:`SimplicialAdjacency`), so a complex built without its Laplacians
+    (``laplacians=False``) can be sampled. Other attributes whose first dimension is
+    :math:`N_k` (labels, masks) are indexed by :obj:`n_id`; the remaining ones (and
+    those of orders above :math:`k`) are copied as they are, or dropped for the
+    computed attributes and features of orders above :math:`k`. Nothing of
+    :obj:`data` is modified.
 
     Args:
         data (SimplicialComplexData): One complex (not a batch), with its
@@ -52,10 +214,9 @@ def simplicial_subcomplex(data: SimplicialComplexData, order: int, n_id: Tensor,
         order (int): The order :math:`k` of :obj:`n_id`.
         n_id (torch.Tensor): Distinct ids of k-simplices :obj:`[M]`
             (:obj:`torch.long`).
-        rowptr (Dict[str, torch.Tensor], optional): The compressed rows of the
-            Laplacians of orders :math:`\le k`, by the name of their index (e.g.
-            ``'down_index_1'``), as :func:`operator_rowptr` gives them; computed
-            where missing (a loader computes them once).
+        adjacency (List[SimplicialAdjacency], optional): The adjacency of each order
+            :math:`0..k` of :obj:`data`; built where missing (a loader builds them
+            once).
 
     Returns:
         SimplicialComplexData: The sub-complex of order :math:`k`, with ``n_id``
@@ -73,10 +234,9 @@ def simplicial_subcomplex(data: SimplicialComplexData, order: int, n_id: Tensor,
                 [0, 1]]), tensor([2., 2.]))
     """
     ids = _closure(data, order, n_id)
-    if rowptr is None:
-        rowptr = operator_rowptr(data, order)
+    if adjacency is None:
+        adjacency = [SimplicialAdjacency(data, j) for j in range(order + 1)]
     out = SimplicialComplexData(num_nodes=ids[0].numel())
-    locals_ = [_local_map(index, data.num_simplices(j)) for j, index in enumerate(ids)]
     num_rows = data.num_simplices(order)
     for key, value in data._store.items():
         match = _PER_ORDER.fullmatch(key)
@@ -85,51 +245,41 @@ def simplicial_subcomplex(data: SimplicialComplexData, order: int, n_id: Tensor,
             if match.group(1) == 'spectrum' and j <= order:
                 out[key] = value
             elif match.group(1) == 'x' and j <= order:
-                out[key] = value[ids[j]] if isinstance(value, Tensor) else value
+                out[key] = value.index_select(0, ids[j]) if isinstance(value, Tensor) \
+                    else value
         elif key != 'num_nodes':
             per_simplex = isinstance(value, Tensor) and value.dim() > 0 and \
                 value.size(0) == num_rows
-            out[key] = value[n_id] if per_simplex else value
+            out[key] = value.index_select(0, n_id) if per_simplex else value
+    dtype = next((data[key].dtype for key in ('spectrum_0', 'hodge_weight_0')
+                  if key in data._store), torch.get_default_dtype())
     for j in range(order + 1):
         if j > 0:
-            out[f'simplices_{j}'] = locals_[0][data[f'simplices_{j}'][ids[j]]]
+            out[f'simplices_{j}'] = adjacency[0].local_ids(
+                ids[0], data[f'simplices_{j}'].index_select(0, ids[j]))
             index, weight = data.boundary(j)
-            faces = index[0].view(-1, j + 1)[ids[j]]
-            simplex = torch.arange(ids[j].numel(), device=faces.device)
+            faces = index[0].view(-1, j + 1).index_select(0, ids[j])
+            simplex = torch.arange(ids[j].numel())
             out[f'boundary_index_{j}'] = torch.stack([
-                locals_[j - 1][faces].view(-1), simplex.repeat_interleave(j + 1)])
-            out[f'boundary_weight_{j}'] = weight.view(-1, j + 1)[ids[j]].view(-1)
-        for name in _LAPLACIANS:
-            if f'{name}_index_{j}' in data._store:
-                out[f'{name}_index_{j}'], out[f'{name}_weight_{j}'] = _restrict(
-                    data[f'{name}_index_{j}'], data[f'{name}_weight_{j}'],
-                    rowptr[f'{name}_index_{j}'], ids[j], locals_[j], sort=j == order)
+                adjacency[j - 1].local_ids(ids[j - 1], faces).view(-1),
+                simplex.repeat_interleave(j + 1)])
+            out[f'boundary_weight_{j}'] = weight.view(-1, j + 1).index_select(
+                0, ids[j]).view(-1)
+        for name, (index, weight) in adjacency[j].restrict(ids[j], dtype).items():
+            out[f'{name}_index_{j}'], out[f'{name}_weight_{j}'] = index, weight
     out.n_id = n_id
     for j in range(order):
         out[f'n_id_{j}'] = ids[j]
     return out
 
 
-def operator_rowptr(data: SimplicialComplexData, order: int) -> Dict[str, Tensor]:
-    r"""The compressed rows of the upper, lower and Hodge Laplacians of the orders
-    :math:`0..k` of :obj:`data`, which :func:`simplicial_subcomplex` reads.
-
-    Args:
-        data (SimplicialComplexData): The complex.
-        order (int): The highest order :math:`k`.
-
-    Returns:
-        Dict[str, torch.Tensor]: :obj:`rowptr` :obj:`[N_j + 1]` of each stored
-        Laplacian, by the name of its index (``'up_index_j'``, ...): the entries of
-        row :math:`i` are :obj:`rowptr[i]:rowptr[i + 1]`.
-    """
-    out = {}
-    for j in range(order + 1):
-        for name in _LAPLACIANS:
-            if f'{name}_index_{j}' in data._store:
-                out[f'{name}_index_{j}'] = compressed_rows(
-                    data[f'{name}_index_{j}'][1], data.num_simplices(j))
-    return out
+def _boundary(data: SimplicialComplexData, j: int) -> sp.csc_array:
+    # B_j [N_{j-1}, N_j] as a SciPy CSC array (views of the stored tensors where the
+    # entries are sorted by simplex, as the constructors store them).
+    index, weight = data.boundary(j)
+    shape = (data.num_simplices(j - 1), data.num_simplices(j))
+    return sp.coo_array((weight.numpy(), (index[0].numpy(), index[1].numpy())),
+                        shape=shape).tocsc()
 
 
 def _closure(data: SimplicialComplexData, order: int, n_id: Tensor) -> List[Tensor]:
@@ -137,35 +287,6 @@ def _closure(data: SimplicialComplexData, order: int, n_id: Tensor) -> List[Tens
     # faces of the order above on the others.
     ids = [n_id]
     for j in range(order, 0, -1):
-        faces = data.boundary(j)[0][0].view(-1, j + 1)[ids[0]]
+        faces = data.boundary(j)[0][0].view(-1, j + 1).index_select(0, ids[0])
         ids.insert(0, torch.unique(faces))
     return ids
-
-
-def _local_map(ids: Tensor, size: int) -> Tensor:
-    # Global id -> local id (-1 where not kept), [size].
-    local = torch.full((size, ), -1, dtype=torch.long, device=ids.device)
-    local[ids] = torch.arange(ids.numel(), device=ids.device)
-    return local
-
-
-def _restrict(index: Tensor, weight: Tensor, rowptr: Tensor, ids: Tensor,
-              local: Tensor, sort: bool) -> Tuple[Tensor, Tensor]:
-    # The entries (i, j) of an operator (index sorted by target, compressed rows
-    # `rowptr`) with both i and j kept, relabelled and sorted by target, then source.
-    # Without `sort` the local ids must increase with the global ones.
-    start = rowptr[ids]
-    count = rowptr[ids + 1] - start
-    total = int(count.sum())
-    rows = torch.repeat_interleave(torch.arange(ids.numel(), device=ids.device), count,
-                                   output_size=total)
-    shift = torch.repeat_interleave(start - (torch.cumsum(count, 0) - count), count,
-                                    output_size=total)
-    pos = torch.arange(total, device=ids.device) + shift
-    cols = local.index_select(0, index[0].index_select(0, pos))
-    keep = (cols >= 0).nonzero().view(-1)
-    rows, cols, pos = rows[keep], cols[keep], pos[keep]
-    if sort:
-        perm = torch.argsort(rows * ids.numel() + cols)
-        rows, cols, pos = rows[perm], cols[perm], pos[perm]
-    return torch.stack([cols, rows]), weight.index_select(0, pos)
