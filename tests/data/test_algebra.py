@@ -203,24 +203,78 @@ def test_zero_laplacian_gives_zero_normalised_laplacian():
     assert index.shape == (2, 0)
 
 
-@pytest.mark.parametrize('chunk', [1, 7, 1 << 22])  # many chunks, a few, one
-@pytest.mark.parametrize('seed', range(3))
-def test_clique_triangles_are_gudhis_in_its_order(seed, chunk):
-    rng = np.random.default_rng(seed)
-    n = 25
-    pairs = np.array(list(itertools.combinations(range(n), 2)))
-    edges = pairs[rng.random(len(pairs)) < 0.3]  # lexicographic, as required
+def _random_tree(rng: np.random.Generator) -> gudhi.SimplexTree:
+    # A clique complex of a random graph up to a random dimension, with isolated
+    # vertices, a vertex id above the others and random filtration values.
+    n = int(rng.integers(1, 16))
+    pairs = np.array(list(itertools.combinations(range(n), 2))).reshape(-1, 2)
+    edges = pairs[rng.random(len(pairs)) < rng.random()]
     tree = gudhi.SimplexTree()
-    tree.insert_batch(edges.T.copy(), np.zeros(len(edges)))
-    tree.expansion(2)
-    expected = algebra.simplex_tree_to_arrays(tree, 2)[2]
-    assert np.array_equal(algebra.clique_triangles(edges, n, chunk=chunk), expected)
+    for vertex in rng.choice(40, int(rng.integers(0, 3)), replace=False):
+        tree.insert([int(vertex) + 20], float(rng.random()))
+    tree.insert_batch(edges.T.copy(), rng.random(len(edges)))
+    tree.expansion(int(rng.integers(1, 5)))
+    return tree
 
 
-def test_clique_triangles_without_triangles():
-    assert algebra.clique_triangles(np.empty((0, 2), np.int64), 3).shape == (0, 3)
-    path = np.array([[0, 1], [1, 2], [2, 3]])
-    assert algebra.clique_triangles(path, 4).shape == (0, 3)
+@pytest.mark.parametrize('seed', range(40))
+def test_simplex_tree_to_arrays_decodes_gudhis_serialisation(seed):
+    # The decoded serialisation gives what GUDHI's iterator gives, at every order
+    # (above and below the tree's dimension), and leaves the tree alone by default.
+    rng = np.random.default_rng(seed)
+    tree = _random_tree(rng)
+    before = list(tree.get_simplices())
+    for order in range(6):
+        expected = algebra._iterate(tree, order)
+        state = tree.copy()
+        state.reset_filtration(algebra._MARK, 0)
+        decoded = algebra._decode_serialised(state.__getstate__(), order)
+        assert decoded is not None
+        for got in (decoded, algebra.simplex_tree_to_arrays(tree, order)):
+            assert len(got) == len(expected)
+            for rows, want in zip(got, expected):
+                assert rows.dtype == np.int64 and np.array_equal(rows, want)
+    assert list(tree.get_simplices()) == before
+
+
+def test_simplex_tree_to_arrays_empty_and_consumed_trees():
+    assert algebra.simplex_tree_to_arrays(gudhi.SimplexTree(), 2) == []
+    tree = gudhi.SimplexTree()
+    tree.insert([0, 1, 2], 0.5)
+    arrays = algebra.simplex_tree_to_arrays(tree, 2, copy=False)
+    assert [a.tolist() for a in arrays] == [[[0], [1], [2]], [[0, 1], [0, 2], [1, 2]],
+                                            [[0, 1, 2]]]
+    assert {f for _, f in tree.get_simplices()} == {algebra._MARK}  # overwritten
+
+
+def test_simplex_tree_to_arrays_falls_back_to_the_iterator(monkeypatch):
+    # A serialisation in another format (e.g. of another GUDHI version) is not
+    # decoded; the iterator reads the tree instead.
+    tree = _random_tree(np.random.default_rng(1))
+    expected = algebra._iterate(tree, 3)
+    state = tree.copy()
+    state.reset_filtration(algebra._MARK, 0)
+    state = state.__getstate__()
+    monkeypatch.setattr(algebra, '_HEADER', bytes([2, 0, 1, 0, 0, 0]))
+    assert algebra._decode_serialised(state, 3) is None
+    got = algebra.simplex_tree_to_arrays(tree, 3)
+    assert all(np.array_equal(a, b) for a, b in zip(got, expected))
+    assert len(got) == len(expected)
+
+
+def test_decode_refuses_inconsistent_serialisations():
+    tree = gudhi.SimplexTree()
+    tree.insert([0, 1, 2], algebra._MARK)
+    state = tree.__getstate__()
+    assert algebra._decode_serialised(state, 2) is not None
+    for bad in (state[:-4], np.concatenate([state, state[-4:]])):  # a size lost, added
+        assert algebra._decode_serialised(bad, 2) is None
+    wrong_size = state.copy()
+    wrong_size[6] = 5  # the root claims 5 vertices
+    assert algebra._decode_serialised(wrong_size, 2) is None
+    unmarked = gudhi.SimplexTree()
+    unmarked.insert([0, 1, 2], 0.0)  # filtration values not reset to the marker
+    assert algebra._decode_serialised(unmarked.__getstate__(), 2) is None
 
 
 def test_boundary_eigenvalues_are_those_of_the_laplacians(random_tree):

@@ -20,7 +20,7 @@ rows are encoded into order-preserving integer keys and looked up with
 """
 from array import array
 from itertools import chain
-from typing import Dict, Iterator, List, Sequence, Tuple
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 import gudhi
 import numpy as np
@@ -32,9 +32,6 @@ from torch_geometric_san.sparse.operator import (  # noqa: F401 (re-exported)
     DENSE_EIGEN_LIMIT, EIGEN_TOL, largest_eigenvalue)
 
 _INT64_MAX = int(np.iinfo(np.int64).max)
-
-#: Simplices taken from GUDHI's iterator at a time.
-_CHUNK = 1 << 18
 
 
 def row_keys(rows: np.ndarray, base: int) -> np.ndarray:
@@ -81,23 +78,128 @@ def group_by_length(flat: np.ndarray, lengths: np.ndarray) -> Dict[int, np.ndarr
     }
 
 
-def simplex_tree_to_arrays(simplex_tree: gudhi.SimplexTree,
-                           order: int) -> List[np.ndarray]:
+def simplex_tree_to_arrays(simplex_tree: gudhi.SimplexTree, order: int,
+                           copy: bool = True) -> List[np.ndarray]:
     r"""The simplices of a GUDHI :class:`~gudhi.SimplexTree` up to :obj:`order`, one
     array ``[N_k, k + 1]`` per order present, each in lexicographic order.
 
-    GUDHI only offers a Python iterator over simplices; its vertex lists are streamed
-    into one flat array (their lengths into another) without being kept, so no Python
-    list outlives its step of the iteration (holding them made the garbage collector
-    take 70 % of the time at :math:`10^6` edges).
+    GUDHI offers the simplices only through a Python iterator, so the tree is read
+    from its serialisation instead, the state GUDHI pickles it with
+    (:meth:`gudhi.SimplexTree.__getstate__`), decoded with NumPy
+    (:func:`_decode_serialised`). Its records are found by their filtration values,
+    which are first reset to a marker value
+    (:meth:`gudhi.SimplexTree.reset_filtration`): on a copy of the tree, or with
+    :obj:`copy=False` on the tree itself. Where the serialisation is not in the format
+    this reads (another GUDHI version), GUDHI's iterator is used, streamed into flat
+    arrays.
 
     Args:
-        simplex_tree (gudhi.SimplexTree): The complex (not modified).
+        simplex_tree (gudhi.SimplexTree): The complex.
         order (int): The largest order :math:`K` to read.
+        copy (bool, optional): Leave the tree unmodified (read a copy); with
+            :obj:`False` its filtration values are overwritten. (default: :obj:`True`)
 
     Returns:
         List[numpy.ndarray]: One ``int64`` array per order present, by increasing order.
     """
+    tree = simplex_tree.copy() if copy else simplex_tree
+    out = None
+    if hasattr(tree, '__getstate__') and hasattr(tree, 'reset_filtration'):
+        tree.reset_filtration(_MARK, 0)
+        out = _decode_serialised(tree.__getstate__(), order)
+    return _iterate(tree, order) if out is None else out
+
+
+#: The filtration value every simplex gets before the tree is serialised: a record
+#: is then a vertex id, the low word 0 and the high word ``_MARK_HIGH`` (negative).
+_MARK = -1.0
+_MARK_HIGH = int(np.array([_MARK], dtype='<f8').view('<i4')[1])
+#: The header of the serialisations :func:`_decode_serialised` reads.
+_HEADER = bytes([1, 0, 1, 0, 0, 0])
+
+
+def _decode_serialised(state: np.ndarray, order: int) -> Optional[List[np.ndarray]]:
+    r"""The simplices of a serialised simplex tree whose filtration values are all
+    :data:`_MARK`, as :func:`simplex_tree_to_arrays` returns them, or :obj:`None`
+    where :obj:`state` is not in the format below.
+
+    After a 6-byte header, GUDHI writes a set of siblings (first the root's children,
+    the vertices) as its size (``int32``), then one record per member (its vertex,
+    ``int32``, and filtration, ``float64``), then, member by member, the set of the
+    member's children in the same way (size 0 for a leaf). The words of the records
+    are found by the filtration's high word (no size and no vertex id of a valid
+    complex equals it), and the other words are the sizes, each of which must be
+    followed by its records. Every record has one child set, so the sets, in the
+    order they are written, are the nodes of a tree in preorder in which a set of size
+    :math:`c` has :math:`c` children; the pending slots
+    :math:`X_{i+1} = X_i + c_i - 1` (:math:`X_0 = 1`) give each set its depth, level
+    by level: the children of a set of depth :math:`d` are the sets after it where
+    :math:`X` reaches a new strict minimum before its subtree ends. The sets of depth
+    :math:`d + 1`, in written order, are the child sets of the records of depth
+    :math:`d` (the :math:`d`-simplices) in written order, which gives each record its
+    parent simplex. GUDHI keeps siblings sorted, so written order is lexicographic.
+    """
+    state = np.asarray(state)
+    if state.dtype.itemsize != 1 or state.ndim != 1 or len(state) < 10 or \
+            (len(state) - 6) % 4 or state[:6].tobytes() != _HEADER:
+        return None
+    words = np.frombuffer(state[6:].tobytes(), dtype='<i4')  # an aligned copy
+    high = np.flatnonzero(words == _MARK_HIGH)
+    start = high - 2  # the vertex word of each record
+    if high.size and (start[0] < 1 or (np.diff(high) < 3).any() or
+                      (words[high - 1] != 0).any()):
+        return None
+    is_size = np.ones(len(words), dtype=bool)
+    for i in range(3):
+        is_size[start + i] = False
+    sizes_at = np.flatnonzero(is_size)
+    sizes = words[sizes_at].astype(np.int64)
+    if len(sizes_at) != len(start) + 1 or (sizes < 0).any() or not np.array_equal(
+            np.diff(sizes_at, append=len(words)) - 1, 3 * sizes):
+        return None
+    num_sets = len(sizes)
+    pending = np.cumsum(sizes - 1) + 1  # X_{i+1}
+    if pending[-1] != 0 or (pending[:-1] <= 0).any():
+        return None
+    pending = np.concatenate([[1], pending[:-1]])  # X_i
+    depth = np.full(num_sets, -1, dtype=np.int64)
+    depth[0] = 0
+    shift = int(pending.max()) + 1
+    for d in range(order):
+        known = depth >= 0
+        # X shifted down segment by segment (the sets after a known set, all in its
+        # subtree, up to the next), so that one running minimum restarts at each.
+        shifted = np.where(known, _INT64_MAX, pending - shift * np.cumsum(known))
+        running = np.minimum.accumulate(shifted)
+        child = ~known
+        child[1:] &= shifted[1:] < running[:-1]
+        depth[child] = d + 1
+    vertex = words[start].astype(np.int64)
+    record_set = np.repeat(np.arange(num_sets), sizes)
+    record_depth = depth[record_set]
+    out: List[np.ndarray] = []
+    for d in range(order + 1):
+        mine = np.flatnonzero(record_depth == d)
+        if not mine.size:
+            break
+        if d == 0:
+            rows = vertex[mine, None]
+        else:
+            sets = np.flatnonzero(depth == d)  # the child sets of the (d-1)-simplices
+            if len(sets) != len(out[-1]):
+                return None
+            parent = np.empty(num_sets, dtype=np.int64)
+            parent[sets] = np.arange(len(sets))
+            rows = np.concatenate([out[-1][parent[record_set[mine]]],
+                                   vertex[mine, None]], axis=1)
+        out.append(rows)
+    return out
+
+
+def _iterate(simplex_tree: gudhi.SimplexTree, order: int) -> List[np.ndarray]:
+    # GUDHI's iterator, its vertex lists streamed into one flat array (their lengths
+    # into another) without being kept: holding them made the garbage collector
+    # take 70 % of the time at 1e6 edges.
     lengths = array('q')
     record = lengths.append
 
@@ -116,49 +218,6 @@ def simplex_tree_to_arrays(simplex_tree: gudhi.SimplexTree,
     base = int(flat.max()) + 1
     return [rows[np.argsort(row_keys(rows, base), kind='stable')]
             for rows in groups.values()]
-
-
-def clique_triangles(edges: np.ndarray, num_nodes: int,
-                     chunk: int = 1 << 22) -> np.ndarray:
-    r"""The triangles (3-cliques) of a graph, vectorised.
-
-    Each edge :math:`(a, b)`, :math:`a < b`, is extended by every :math:`c > b` adjacent
-    to :math:`b`, and the wedge :math:`(a, b, c)` is a triangle where :math:`(a, c)` is
-    an edge too (looked up with :func:`numpy.searchsorted`). Wedges are enumerated for
-    about :obj:`chunk` at a time, so memory stays bounded on graphs with hubs.
-
-    Args:
-        edges (numpy.ndarray): The edges ``[E, 2]``, ``int64``, distinct, ascending
-            rows, in lexicographic order.
-        num_nodes (int): The number of nodes (larger than every id).
-        chunk (int, optional): Wedges enumerated at once. (default: :obj:`2**22`)
-
-    Returns:
-        numpy.ndarray: The triangles ``[T, 3]``, ascending rows, in lexicographic order
-        (the order of GUDHI's clique expansion, read by
-        :func:`simplex_tree_to_arrays`).
-    """
-    heads, tails = edges[:, 0], edges[:, 1]
-    keys = heads * num_nodes + tails  # increasing
-    starts = np.searchsorted(heads, np.arange(num_nodes + 1))
-    counts = np.diff(starts)[tails]  # wedges of each edge
-    ends = np.cumsum(counts)
-    out = [np.empty((0, 3), dtype=np.int64)]
-    lo = 0
-    while lo < len(edges):
-        done = ends[lo] - counts[lo]  # wedges of the edges before lo
-        hi = max(int(np.searchsorted(ends, done + chunk, side='right')), lo + 1)
-        count = counts[lo:hi]
-        wedge = np.repeat(np.arange(lo, hi), count)
-        rank = np.arange(len(wedge)) - np.repeat(ends[lo:hi] - count - done, count)
-        third = tails[starts[tails[wedge]] + rank]
-        query = heads[wedge] * num_nodes + third
-        found = np.minimum(np.searchsorted(keys, query), len(keys) - 1)
-        closed = keys[found] == query
-        wedge = wedge[closed]
-        out.append(np.stack([heads[wedge], tails[wedge], third[closed]], axis=1))
-        lo = hi
-    return np.concatenate(out)
 
 
 def check_simplex_rows(rows: np.ndarray, k: int) -> None:

@@ -795,7 +795,14 @@ def _index(matrix: Union[sp.csr_array, sp.csc_array]) -> Tensor:
 
 def _weight(matrix: Union[sp.csr_array, sp.csc_array], dtype: torch.dtype,
             scale: float = 1.0) -> Tensor:
-    # Scaled in double precision (the integer entries are exact in float32), so
-    # that float64 weights are exact to float64.
-    data = matrix.data if scale == 1.0 else matrix.data.astype(np.float64) * scale
-    return torch.from_numpy(data).to(dtype)
+    # Scaled in double precision (the integer entries are exact in float32) and
+    # rounded once to dtype, chunk by chunk by NumPy's buffered loop (no float64
+    # copy of the whole array).
+    if scale == 1.0:
+        return torch.from_numpy(matrix.data).to(dtype)
+    if dtype == torch.bfloat16:  # which NumPy lacks
+        return torch.from_numpy(matrix.data * np.float64(scale)).to(dtype)
+    out = torch.empty(len(matrix.data), dtype=dtype)
+    np.multiply(matrix.data, scale, out=out.numpy(), dtype=np.float64,
+                casting='unsafe')
+    return out

@@ -121,8 +121,8 @@ class _PointCloudLifting(_Lifting):
         """
         self._check_data(data)
         points = _check_pos(data.pos)
-        tree = self._simplex_tree(points)  # kept alive while GUDHI iterates over it
-        simplices = algebra.simplex_tree_to_arrays(tree, self.max_order)[1:]
+        tree = self._simplex_tree(points)
+        simplices = algebra.simplex_tree_to_arrays(tree, self.max_order, copy=False)[1:]
         del tree
         return self._complex(data, simplices, len(points), consumed=())
 

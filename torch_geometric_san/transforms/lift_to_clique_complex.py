@@ -39,11 +39,11 @@ class LiftToCliqueComplex(_Lifting):
       shifts ``edge_index`` as for a graph. A graph without ``edge_index`` has no edges.
 
     The complex is padded to :obj:`max_order` (with empty orders) when the graph has no
-    cliques that large, so lifted graphs can always be batched together. The edges and
-    triangles are found with vectorised NumPy
-    (:func:`~torch_geometric_san.data.algebra.clique_triangles`), larger cliques by
-    GUDHI's clique expansion (:meth:`gudhi.SimplexTree.insert_batch` and
-    :meth:`~gudhi.SimplexTree.expansion`), in the same lexicographic order.
+    cliques that large, so lifted graphs can always be batched together. The cliques
+    are found by GUDHI's clique expansion (:meth:`gudhi.SimplexTree.insert_batch` and
+    :meth:`~gudhi.SimplexTree.expansion`) and read from the tree with NumPy
+    (:func:`~torch_geometric_san.data.algebra.simplex_tree_to_arrays`), in
+    lexicographic order.
 
     Feature counts: :attr:`~torch_geometric_san.data.SimplicialComplexData.num_features`
     of the result (and so :attr:`torch_geometric.data.Dataset.num_features` of a dataset
@@ -159,19 +159,18 @@ class LiftToCliqueComplex(_Lifting):
 
 def _cliques(low: np.ndarray, high: np.ndarray, num_nodes: int,
              max_order: int) -> List[np.ndarray]:
-    # The k-cliques of the edges (low, high), k = 1..max_order, lexicographic order.
-    if max_order > 2:  # GUDHI's expansion; the tree is dropped once read
-        tree = gudhi.SimplexTree()
-        tree.insert_batch(np.stack([low, high]), np.zeros(len(low)))
-        tree.expansion(max_order)
-        return algebra.simplex_tree_to_arrays(tree, max_order)[1:]
-    # Sorted, then deduplicated: np.unique's hashing took 2.5 s on 2e6 keys where the
-    # sort takes 0.03 s (NumPy 2.4).
+    # The k-cliques of the edges (low, high), k = 1..max_order, lexicographic order,
+    # by GUDHI's clique expansion (the tree is dropped once read). The edges are
+    # deduplicated first (by sorting: np.unique's hashing took 2.5 s on 2e6 keys where
+    # the sort takes 0.03 s, NumPy 2.4), which halves GUDHI's insertions for a graph
+    # that holds both directions of each edge.
     keys = np.sort(low * num_nodes + high)
     keys = keys[np.r_[True, keys[1:] != keys[:-1]]] if len(keys) else keys
-    edges = np.stack([keys // num_nodes, keys % num_nodes], axis=1)
-    return [edges] + ([algebra.clique_triangles(edges, num_nodes)] if max_order == 2
-                      else [])
+    tree = gudhi.SimplexTree()
+    tree.insert_batch(np.stack([keys // num_nodes, keys % num_nodes]),
+                      np.zeros(len(keys)))
+    tree.expansion(max_order)
+    return algebra.simplex_tree_to_arrays(tree, max_order, copy=False)[1:]
 
 
 def _check_edge_index(edge_index: Any, num_nodes: int) -> np.ndarray:
