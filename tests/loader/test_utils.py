@@ -113,3 +113,16 @@ def test_a_complex_without_laplacians_gives_the_same_subcomplex(planar):
 def test_the_complex_must_be_on_the_cpu(planar):
     with pytest.raises(ValueError, match='on the CPU'):
         SimplicialAdjacency(planar.to('meta'), 1)
+
+
+def test_single_precision_hodge_to_float_tolerance(delaunay, dense):
+    # The sampled Hodge weights divide by the stored (single-precision) largest
+    # eigenvalue, the stored ones by the double-precision one: equal to rounding.
+    data = delaunay(60, dtype=torch.float32)
+    n_id = sample(data, 1)
+    sub = simplicial_subcomplex(data, 1, n_id)
+    assert sub.hodge_weight_1.dtype == torch.float32
+    n = data.num_simplices(1)
+    expected = dense(*data.hodge_laplacian(1), (n, n))[n_id][:, n_id]
+    torch.testing.assert_close(dense(*sub.hodge_laplacian(1), (n_id.numel(), ) * 2),
+                               expected, rtol=1e-6, atol=1e-7)
