@@ -22,8 +22,11 @@ stopping (``EnsembleEarlyStopping``) make its training that of a separate
 network; a stopped member is left out of every further choice (the ensemble
 runs until all have stopped). ``--ensemble-size`` splits an order into smaller
 ensembles; ``--compare-batching EPOCHS`` times an epoch of the ensemble
-against as many separate networks in the same process. The script is
-device-agnostic (``--device cuda``).
+against as many separate networks in the same process. On a 2-core CPU the
+ensemble of 15 was slower than the 15 networks one after the other (its
+operands no longer fit the caches; see the results page), so on the CPU the
+default is one network at a time. The script is device-agnostic
+(``--device cuda``).
 
 Protocol (the paper's hyper-parameters, and our reading of what it leaves open):
 
@@ -261,15 +264,16 @@ def protocol(args) -> Dict[str, Any]:
 def batches_of(args, log: _common.RunLog) -> List[Tuple[int, str, List[Tuple[int, int]]]]:
     """The ensembles to train: per order and model, the (rate, mask) runs
     asked for and not yet in :obj:`log`, in groups of at most
-    ``--ensemble-size`` (all of them by default), masks first so that a
-    stopped run has every rate for its first masks."""
+    ``--ensemble-size`` (by default all of them on an accelerator, one on the
+    CPU, where batching was measured slower), masks first so that a stopped
+    run has every rate for its first masks."""
     out = []
     for order in args.orders:
         for name in args.models:
             runs = [(rate, mask) for mask in range(args.masks) for rate in args.rates
                     if not log.done(order=order, rate=rate, mask=mask, model=name,
                                     **protocol(args))]
-            size = args.ensemble_size or len(runs) or 1
+            size = args.ensemble_size or (1 if args.device == 'cpu' else len(runs)) or 1
             out += [(order, name, runs[i:i + size]) for i in range(0, len(runs), size)]
     return out
 
@@ -552,7 +556,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
                         help='early stopping patience in epochs (default 500)')
     parser.add_argument('--ensemble-size', type=int,
                         help='most networks trained as one batched ensemble (default: '
-                        'all rates and masks of an order)')
+                        'all rates and masks of an order on an accelerator, 1 on the CPU)')
     parser.add_argument('--dead-relus', type=int, nargs='+', metavar='WARMUP',
                         help='also measure the collapse at lr 0.1: dead ReLUs after the '
                         'first Adam steps with these warm-ups (e.g. 0 50)')
