@@ -43,7 +43,7 @@ def test_citation_pipeline(citation, tmp_path, shared_data):
         pytest.skip(f'needs the citation complex files in {shared_data / "citation_complex"}')
     results = tmp_path / 'results.md'
     out = citation.main(['--orders', '0', '--rates', '10', '30', '--masks', '2',
-                         '--max-epochs', '3', '--no-progress', '--root', str(tmp_path / 'data'),
+                         '--max-epochs', '3', '--no-progress', '--ensemble-size', '4', '--root', str(tmp_path / 'data'),
                          '--data-root', str(shared_data), '--output', str(tmp_path / 'out'),
                          '--results', str(results)])
     runs = out['runs']
@@ -94,6 +94,7 @@ def test_quick_mode(citation, tmp_path, shared_data):
                          '--dead-relus', '0', '50'])
     runs = out['runs']
     assert len(runs) == 2 * 2 * 2 and all(r['epochs'] <= 100 for r in runs)
+    assert {r['members'] for r in runs} == {1}  # one at a time on the CPU
     assert all(r['warmup'] == 50 and r['val_fraction'] == 0.1 for r in runs)
     text = results.read_text()
     assert 'separate / batched' in text and '| 0 | SAN | 4 |' in text

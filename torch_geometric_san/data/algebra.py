@@ -198,8 +198,8 @@ def _decode_serialised(state: np.ndarray, order: int) -> Optional[List[np.ndarra
 
 def _iterate(simplex_tree: gudhi.SimplexTree, order: int) -> List[np.ndarray]:
     # GUDHI's iterator, its vertex lists streamed into one flat array (their lengths
-    # into another) without being kept: holding them made the garbage collector
-    # take 70 % of the time at 1e6 edges.
+    # into another) without being kept: holding millions of small lists keeps the
+    # garbage collector busy.
     lengths = array('q')
     record = lengths.append
 

@@ -224,12 +224,30 @@ def test_invalid_arguments(kit):
         SAN(3, 8, 0, 1)
     with pytest.raises(ValueError, match="dropout"):
         SAN(3, 8, 1, 1, dropout=1.5)
+    with pytest.raises(ValueError, match="ensemble"):
+        SAN(3, 8, 1, 1, readout='sum', conv_kwargs=dict(ensemble=2))
     model = SAN(3, 8, 1, 1, order=2)
     with pytest.raises(ValueError, match="x_2"):
         model(with_signal(kit.delaunay(10)))
     with pytest.raises(TypeError, match="SimplicialComplexData"):
         model(Data(x=torch.randn(3, 3)))
     assert str(model) == "SAN(3, 1, num_layers=1, order=2, readout=None)"
+
+
+def test_ensemble_members_are_independent_networks(kit):
+    data = kit.delaunay(10, seed=2)
+    ops = data.operators(1)
+    x = torch.randn(2, data.num_simplices(1), 3, dtype=torch.float64)
+    model = SAN(3, 8, num_layers=2, out_channels=1,
+                conv_kwargs=dict(J_up=2, J_down=2, ensemble=2)).double()
+    out = model(x, ops)
+    for member in range(2):
+        single = SAN(3, 8, num_layers=2, out_channels=1,
+                     conv_kwargs=dict(J_up=2, J_down=2)).double()
+        single.load_state_dict({key: value[member:member + 1] if '.att.' in key
+                                else value[member]
+                                for key, value in model.state_dict().items()})
+        assert torch.allclose(out[member], single(x[member], ops), atol=1e-12)
 
 
 @pytest.mark.parametrize('readout', ['sum', 'mean', 'max'])

@@ -299,7 +299,7 @@ class SANConv(MessagePassing):
                           bias=False)
         # An ensemble holds one set of weights per member, [E, rows, F_in];
         # the layer reads lin.weight only (it never calls lin).
-        runs = 1 if ensemble is None else ensemble
+        members = 1 if ensemble is None else ensemble
         if ensemble is not None:
             self.lin.weight = torch.nn.Parameter(
                 torch.empty(ensemble, *self.lin.weight.shape))
@@ -316,7 +316,7 @@ class SANConv(MessagePassing):
                 J = J_up if key in ('up', 'shared') else J_down
                 for role in roles:
                     self.att[key + role] = torch.nn.Parameter(
-                        torch.empty(runs, heads, J * out_channels))
+                        torch.empty(members, heads, J * out_channels))
 
         total_out_channels = out_channels * (heads if concat else 1)
         if bias:

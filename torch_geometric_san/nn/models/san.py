@@ -78,7 +78,10 @@ class SAN(torch.nn.Module):
             each layer and inside the readout MLP. (default: :obj:`0.0`)
         conv_kwargs (dict, optional): Arguments of every layer, e.g.
             :obj:`dict(J_up=3, J_down=3, J_harmonic=5, eps=0.9)` or
-            :obj:`dict(gain=2 ** 0.5)`. (default: :obj:`None`)
+            :obj:`dict(gain=2 ** 0.5)`; :obj:`dict(ensemble=E)` makes the
+            network :math:`E` independent networks trained as one, input
+            :math:`(E, N, F_{in})` (per-simplex output only).
+            (default: :obj:`None`)
         invariant_readout (bool, optional): If :obj:`True`, the readout pools
             the absolute values of the simplex features. Flipping the
             orientation of simplices flips the signs of the matching rows of
@@ -140,6 +143,9 @@ class SAN(torch.nn.Module):
             raise ValueError(f"'dropout' must lie in [0, 1) (got {dropout})")
         if invariant_readout and readout is None:
             raise ValueError("'invariant_readout' needs a readout")
+        if (conv_kwargs or {}).get('ensemble') is not None and readout is not None:
+            raise ValueError("an ensemble of layers (conv_kwargs['ensemble']) needs "
+                             "readout=None: the readout MLP has one set of weights")
         self.in_channels = in_channels
         self.hidden_channels = hidden_channels
         self.num_layers = num_layers
