@@ -8,6 +8,7 @@ import argparse
 import copy
 import datetime
 import json
+import multiprocessing
 import os
 import platform
 import random
@@ -16,9 +17,10 @@ import statistics
 import subprocess
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Type
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Type
 
 import numpy as np
 import torch
@@ -410,6 +412,58 @@ def git_commit() -> Optional[str]:
     if run[0].returncode != 0:
         return None
     return run[0].stdout.strip() + ('+changes' if run[1].stdout.strip() else '')
+
+
+def _start_worker(init: Callable[[argparse.Namespace, int], None],
+                  args: argparse.Namespace, slots) -> None:
+    # A worker process of run_tasks: --threads torch threads (default 1) and
+    # a line of its own for its progress bars.
+    torch.set_num_threads(args.threads or 1)
+    init(args, slots.get())
+
+
+def run_tasks(tasks: Sequence[tuple], run: Callable[..., Any],
+              init: Callable[[argparse.Namespace, int], None],
+              args: argparse.Namespace, record: Callable[[Any], None]) -> None:
+    """Calls ``run(*task)`` for every task of :obj:`tasks`, in this process
+    or, with ``args.workers`` > 1, in that many processes (each prepared by
+    ``init(args, position)``, position being the line of its progress bars),
+    and ``record(result)`` in this process as each one finishes. :obj:`run`
+    and :obj:`init` must be module-level functions of the script."""
+    workers = getattr(args, 'workers', 1) or 1
+    if workers <= 1 or len(tasks) <= 1:
+        init(args, 0)
+        for task in tasks:
+            record(run(*task))
+        return
+    # Spawned, not forked: a fork of a process whose torch thread pool has
+    # started can hang.
+    context = multiprocessing.get_context('spawn')
+    slots = context.Queue()
+    for slot in range(workers):
+        slots.put(slot)
+    with ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker,
+                             initargs=(init, args, slots)) as pool:
+        futures = [pool.submit(run, *task) for task in tasks]
+        for future in as_completed(futures):
+            record(future.result())
+
+
+def add_workers_argument(parser: argparse.ArgumentParser) -> None:
+    """``--workers`` and ``--threads`` of :func:`run_tasks`."""
+    parser.add_argument('--workers', type=int, default=1,
+                        help='train in this many processes (e.g. one per CPU core), '
+                        'each on its own copy of the data')
+    parser.add_argument('--threads', type=int,
+                        help='torch CPU threads (per worker; default: torch\'s own, '
+                        '1 in each worker of --workers)')
+
+
+def set_threads(args: argparse.Namespace) -> None:
+    """This process's torch threads: ``--threads``, or 1 with ``--workers``
+    (also what the run log records)."""
+    if args.threads or (getattr(args, 'workers', 1) or 1) > 1:
+        torch.set_num_threads(args.threads or 1)
 
 
 def _processes(args: Dict[str, Any]) -> str:

@@ -74,7 +74,8 @@ the warm-up, lr 0.001 had the lowest error on the held-out known values of
 reduced grid of the results page uses.
 
 The trainings run order by order (SAN, then SCNN), so a stopped run has whole
-orders. ``--resume`` continues a stopped run (an interrupted ensemble is
+orders; ``--workers N`` trains them in N processes (one per core), each
+network exactly as it would be trained alone. ``--resume`` continues a stopped run (an interrupted ensemble is
 trained again) and ``--report-only`` writes the tables of what has finished,
 labelled partial, with the masks done per cell.
 
@@ -90,7 +91,8 @@ Examples::
     python benchmarks/citation.py --quick
     python benchmarks/citation.py --device cuda          # the full Table 2
     # the reduced grid of the results page (lr chosen on the held-out values):
-    python benchmarks/citation.py --masks 3 --max-epochs 300 --patience 50 --lr 0.001 --resume
+    python benchmarks/citation.py --masks 3 --max-epochs 300 --patience 50 --lr 0.001 \
+        --workers 2 --resume
     python benchmarks/citation.py --lr 0.01 --input-masking 0.3 --resume
 """
 import argparse
@@ -174,9 +176,10 @@ def validation_masks(known: Tensor, fraction: float, seeds: Sequence[int]) -> Te
 
 def train_batch(name: str, runs: List[Tuple[int, int]], cells: Dict[int, Dict[str, Any]],
                 ops: SimplicialOperators, args, device: torch.device,
-                desc: str) -> List[Dict[str, Any]]:
+                desc: str, position: int = 0) -> List[Dict[str, Any]]:
     """Trains one network per (rate, mask) of :obj:`runs`, all as one
-    ensemble on the operators :obj:`ops`; returns their records."""
+    ensemble on the operators :obj:`ops` (progress bar on line
+    :obj:`position`); returns their records."""
     E = len(runs)
     x = torch.stack([cells[rate]['inputs'][mask] for rate, mask in runs])  # [E, N, 1]
     known = torch.stack([cells[rate]['known'][mask] for rate, mask in runs])
@@ -195,7 +198,7 @@ def train_batch(name: str, runs: List[Tuple[int, int]], cells: Dict[int, Dict[st
     generator = torch.Generator(device).manual_seed(int(torch.initial_seed()))
     start = time.perf_counter()
     bar = progress_bar(range(args.max_epochs), desc, enabled=not args.no_progress,
-                       leave=False, dynamic_ncols=True, mininterval=1.0)
+                       leave=False, dynamic_ncols=True, mininterval=1.0, position=position)
     model.train()
     epochs = args.max_epochs
     val_acc = torch.zeros(E, device=device)
@@ -283,25 +286,53 @@ def batches_of(args, log: _common.RunLog) -> List[Tuple[int, str, List[Tuple[int
     return out
 
 
-def run_batches(batches: List[Tuple[int, str, List[Tuple[int, int]]]], args,
-                device: torch.device, log: _common.RunLog) -> None:
-    """Trains :obj:`batches`. The rates of an order share one complex, so the
-    operators are built once per order, shared by every network and layer."""
-    for order in sorted({b[0] for b in batches}, key=args.orders.index):
-        start = time.perf_counter()
+#: The state of a process that trains ensembles: the arguments, the device,
+#: the line of its progress bars and the cells and operators of the last order.
+_WORKER: Dict[str, Any] = {}
+
+
+def init_worker(args, position: int) -> None:
+    """Prepares this process to train ensembles (:func:`run_batch`)."""
+    _WORKER.clear()
+    _WORKER.update(args=args, device=torch.device(args.device), position=position,
+                   order=None)
+
+
+def run_batch(order: int, name: str, runs: List[Tuple[int, int]]
+              ) -> Tuple[int, str, List[Dict[str, Any]], float]:
+    """Trains one ensemble in this process; returns it with its records and the
+    seconds spent loading the order's cells (0 when this process had them). The
+    rates of an order share one complex, so the operators are built once per
+    order and process, shared by every network and layer."""
+    args, device = _WORKER['args'], _WORKER['device']
+    start = time.perf_counter()
+    if _WORKER['order'] != order:
         cells = {rate: load_cell(order, rate, args, device) for rate in args.rates}
         ops = cells[args.rates[0]]['complex'].operators(order).to(device)
-        log.add_data_time(f'order {order}', time.perf_counter() - start)
-        for _, name, runs in (b for b in batches if b[0] == order):
-            _common.set_seed(order)
-            desc = f'order {order} {variant(name, args.input_masking)} x {len(runs)}'
-            records = train_batch(name, runs, cells, ops, args, device, desc)
-            for record in records:
-                log.add(dict(order=order, **record))
-            done = records[0]
-            print(f'{desc}: {done["batch_epochs"]} epochs, {done["batch_time"]:.0f} s; '
-                  + '; '.join(f'{r["rate"]}% m{r["mask"]} {100 * r["acc_all"]:.1f}/'
-                              f'{100 * r["acc_hidden"]:.1f} %' for r in records), flush=True)
+        _WORKER.update(order=order, cells=cells, ops=ops)
+    data_time = time.perf_counter() - start
+    _common.set_seed(order)
+    desc = f'order {order} {variant(name, args.input_masking)} x {len(runs)}'
+    records = train_batch(name, runs, _WORKER['cells'], _WORKER['ops'], args, device,
+                          desc, _WORKER['position'])
+    return order, desc, records, data_time
+
+
+def run_batches(batches: List[Tuple[int, str, List[Tuple[int, int]]]], args,
+                log: _common.RunLog) -> None:
+    """Trains :obj:`batches` in ``--workers`` processes; records every
+    network in :obj:`log` as its ensemble finishes."""
+    def record(result: Tuple[int, str, List[Dict[str, Any]], float]) -> None:
+        order, desc, records, data_time = result
+        log.add_data_time(f'order {order}', data_time)
+        for record in records:
+            log.add(dict(order=order, **record))
+        done = records[0]
+        print(f'{desc}: {done["batch_epochs"]} epochs, {done["batch_time"]:.0f} s; '
+              + '; '.join(f'{r["rate"]}% m{r["mask"]} {100 * r["acc_all"]:.1f}/'
+                          f'{100 * r["acc_hidden"]:.1f} %' for r in records), flush=True)
+
+    _common.run_tasks(batches, run_batch, init_worker, args, record)
 
 
 def time_batching(order: int, name: str, members: int, epochs: int, args,
@@ -569,7 +600,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
                         help='also time EPOCHS epochs of the batched ensemble against '
                         'as many separate networks, per order and model')
     parser.add_argument('--device', default='cpu')
-    parser.add_argument('--threads', type=int, help='torch CPU threads')
+    _common.add_workers_argument(parser)
     parser.add_argument('--root', default=str(_common.REPO / 'data'),
                         help='dataset root (raw files in <root>/citation_complex/raw)')
     parser.add_argument('--data-root',
@@ -582,8 +613,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
 
 def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
     args = parse_args(argv)
-    if args.threads:
-        torch.set_num_threads(args.threads)
+    _common.set_threads(args)
     device = torch.device(args.device)
     log = _common.open_run_log(args, 'citation', argv)
     if args.dead_relus and not args.report_only:
@@ -595,7 +625,7 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
         log.save()
     batches = batches_of(args, log)
     if not args.report_only:
-        run_batches(batches, args, device, log)
+        run_batches(batches, args, log)
         batches = []
     log.save()
 

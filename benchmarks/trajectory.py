@@ -88,12 +88,10 @@ Examples::
     python benchmarks/trajectory.py --datasets ocean --models SAN SAT --seeds 0 1
 """
 import argparse
-import multiprocessing
 import os
 import sys
 import time
 from collections import defaultdict
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -309,15 +307,12 @@ def train_run(name: str, act: str, seed: int, data: Dict[str, Split],
 _WORKER: Dict[str, Any] = {}
 
 
-def init_worker(args: argparse.Namespace, slots=None) -> None:
-    """Prepares this process to train runs (:func:`run_one`). A worker
-    process of ``--workers`` takes a line for its progress bars from
-    :obj:`slots` and uses ``--threads`` torch threads (default 1)."""
-    if slots is not None:
-        torch.set_num_threads(args.threads or 1)
+def init_worker(args: argparse.Namespace, position: int) -> None:
+    """Prepares this process to train runs (:func:`run_one`), its progress
+    bars on line :obj:`position`."""
     _WORKER.clear()
     _WORKER.update(args=args, device=torch.device(args.device), data={},
-                   position=0 if slots is None else slots.get())
+                   position=position)
 
 
 def run_one(name: str, model: str, act: str, seed: int) -> Dict[str, Any]:
@@ -336,9 +331,9 @@ def run_one(name: str, model: str, act: str, seed: int) -> Dict[str, Any]:
 
 def run_all(tasks: List[Tuple[str, str, str, int]], args: argparse.Namespace,
             log: _common.RunLog) -> None:
-    """Trains :obj:`tasks` (dataset, model, activation, seed) in this process
-    or, with ``--workers`` > 1, in that many processes, each on its own
-    copy of the data; records every run in :obj:`log` as it finishes."""
+    """Trains :obj:`tasks` (dataset, model, activation, seed), in ``--workers``
+    processes, each on its own copy of the data; records every run in
+    :obj:`log` as it finishes."""
     def record(run: Dict[str, Any]) -> None:
         log.add_data_time(run['dataset'], run.pop('data_time'))
         log.add(run)
@@ -349,22 +344,7 @@ def run_all(tasks: List[Tuple[str, str, str, int]], args: argparse.Namespace,
               f'{run["epochs"]} epochs, '
               f'{run["train_time"]:.1f} s', flush=True)
 
-    if args.workers <= 1 or len(tasks) <= 1:
-        init_worker(args)
-        for task in tasks:
-            record(run_one(*task))
-        return
-    # Spawned, not forked: a fork of a process whose torch thread pool has
-    # started can hang.
-    context = multiprocessing.get_context('spawn')
-    slots = context.Queue()
-    for slot in range(args.workers):
-        slots.put(slot)
-    with ProcessPoolExecutor(args.workers, mp_context=context, initializer=init_worker,
-                             initargs=(args, slots)) as pool:
-        futures = [pool.submit(run_one, *task) for task in tasks]
-        for future in as_completed(futures):
-            record(future.result())
+    _common.run_tasks(tasks, run_one, init_worker, args, record)
 
 
 def cell_means(runs: List[Dict[str, Any]], protocol: str = 'test_acc'
@@ -573,12 +553,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
                         'first ones of the split); default: all')
     parser.add_argument('--num-test', type=int)
     parser.add_argument('--device', default='cpu')
-    parser.add_argument('--workers', type=int, default=1,
-                        help='train the runs in this many processes (e.g. one per CPU '
-                        'core), each on its own copy of the data')
-    parser.add_argument('--threads', type=int,
-                        help='torch CPU threads (per worker; default: torch\'s own, '
-                        '1 in each worker of --workers)')
+    _common.add_workers_argument(parser)
     parser.add_argument('--root', default=str(_common.REPO / 'data'),
                         help='dataset root (processed files; raw files in <root>/*/raw)')
     parser.add_argument('--data-root',
@@ -592,8 +567,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
 
 def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
     args = parse_args(argv)
-    if args.threads or args.workers > 1:  # the workers' threads, for the log too
-        torch.set_num_threads(args.threads or 1)
+    _common.set_threads(args)
     log = _common.open_run_log(args, 'trajectory', argv)
     # Seed by seed, so that a stopped run has every cell for its first seeds.
     tasks = [(name, model, act, seed) for seed in args.seeds for name in args.datasets

@@ -100,3 +100,23 @@ def test_quick_mode(citation, tmp_path, shared_data):
     assert 'separate / batched' in text and '| 0 | SAN | 4 |' in text
     assert 'Collapse of SAN at lr 0.1' in text and '| 10 % | 50 |' in text
     assert 'SAN above the same-size SCNN on the honest metric' in text
+
+
+def test_workers_train_as_one_process(citation, tmp_path, shared_data):
+    if not (shared_data / 'citation_complex' / '150250_cochains.npy').exists():
+        pytest.skip(f'needs the citation complex files in {shared_data / "citation_complex"}')
+    common = ['--orders', '0', '--rates', '10', '--masks', '2', '--max-epochs', '2',
+              '--ensemble-size', '1', '--no-progress', '--no-results',
+              '--root', str(tmp_path / 'data'), '--data-root', str(shared_data)]
+    alone = citation.main([*common, '--output', str(tmp_path / 'one')])['runs']
+    parallel = citation.main([*common, '--workers', '2', '--threads', '1',
+                              '--output', str(tmp_path / 'two')])['runs']
+    assert len(alone) == len(parallel) == 4  # masks x models
+
+    def key(run):
+        return run['model'], run['rate'], run['mask']
+
+    for one, two in zip(sorted(alone, key=key), sorted(parallel, key=key)):
+        assert key(one) == key(two)
+        for field in ('val_loss', 'acc_all', 'acc_hidden', 'mae_hidden', 'epochs'):
+            assert one[field] == pytest.approx(two[field], rel=1e-5), field
