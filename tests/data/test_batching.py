@@ -6,8 +6,8 @@ import torch
 from torch_geometric.data import Batch, Data
 from torch_geometric.loader import DataLoader
 
-from torch_geometric_san.data import (SimplicialComplexData, batch_complexes,
-                                      pad_order)
+from torch_geometric_san.data import (MixedOrderError, SimplicialComplexData,
+                                      batch_complexes, pad_order)
 
 K = 2
 
@@ -177,6 +177,24 @@ def test_pyg_loader_refuses_the_top_order_it_truncated():
                                    (edge, triangle, edge, tetrahedron)], batch_size=4)))
     assert padded.operators(2).up.shape == (5, 5)
     assert padded.num_simplices(3) == 1
+
+
+def test_pyg_loader_refuses_a_higher_order_before_a_lower_one():
+    # PyG's collation looks up the first complex's attributes in every complex: a
+    # triangle first asks an edge for its 2-simplices, and the edge says why (a
+    # ValueError, and a KeyError as from PyG's own storage)
+    edge, triangle, _, _ = mixed_orders()
+    for error in (ValueError, KeyError, MixedOrderError):
+        with pytest.raises(error, match=r"^this complex has no 2-simplices, so no "
+                           r"attribute '\w+_2'.*pad_order.*batch_complexes$"):
+            next(iter(DataLoader([triangle, edge], batch_size=2)))
+    # a missing attribute of the complex's own orders is PyG's plain KeyError, and
+    # lookups that expect misses answer as before
+    with pytest.raises(KeyError) as info:
+        edge['x_1']
+    assert not isinstance(info.value, MixedOrderError)
+    assert 'x_2' not in edge and edge.get('x_2') is None and not hasattr(edge, 'x_2')
+    assert 'simplices_2' in triangle.clone() and 'simplices_2' not in edge.clone()
 
 
 def test_pyg_loader_batch_of_lower_orders_without_loss_answers():

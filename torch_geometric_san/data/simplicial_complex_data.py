@@ -22,6 +22,38 @@ _COMPUTED = re.compile(r'(simplices|spectrum|(boundary|down|up|hodge)_(index|wei
 _INCREMENTED = re.compile(r'(simplices|boundary_index|down_index|up_index|'
                           r'hodge_index)_(\d+)')
 _FEATURE = re.compile(r'x_(\d+)')
+_PER_ORDER = re.compile(r'.+_(\d+)')
+
+
+class MixedOrderError(KeyError, ValueError):
+    r"""Raised when a complex is asked for an attribute of an order above its own,
+    which happens when PyG batches it after a complex of higher order. It is a
+    :class:`KeyError`, as PyG's own storage raises for a missing attribute (so that
+    :obj:`in`, :meth:`get` and :func:`hasattr` answer as before), and a
+    :class:`ValueError`, with a message that says how to batch such complexes."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class _ComplexStorage(GlobalStorage):
+    # PyG's storage of a complex's attributes, which tells a missing attribute of an
+    # order the complex does not have (MixedOrderError) from any other (KeyError).
+    def __getitem__(self, key: str) -> Any:
+        try:
+            return self._mapping[key]
+        except KeyError:
+            match = _PER_ORDER.fullmatch(key) if isinstance(key, str) else None
+            k = int(match.group(1)) if match else 0
+            if k == 0 or f'simplices_{k}' in self._mapping:
+                raise
+            raise MixedOrderError(
+                f"this complex has no {k}-simplices, so no attribute '{key}', which "
+                "the first complex of its batch has: PyG batches the attributes of the "
+                "first complex of a list, so all need the same order; give the "
+                "complexes one order (the `order` argument of the constructors and "
+                "liftings, or torch_geometric_san.data.pad_order), or batch them with "
+                "torch_geometric_san.data.batch_complexes") from None
 
 OperatorPair = Tuple[Tensor, Tensor]
 SimplexInput = Union[np.ndarray, Tensor, Sequence[Any]]
@@ -80,8 +112,10 @@ class SimplicialComplexData(Data):
 
     All complexes of a batch need the same attributes, so the same order: PyG collates
     the attributes of the first complex of a list (it has no hook that sees the whole
-    list). Batched before a complex of lower order, a complex makes PyG raise a
-    :class:`KeyError`; batched after one, its higher orders are left out of the batch,
+    list). Batched before a complex of lower order, a complex makes PyG look up
+    attributes the other does not have, which raises
+    :class:`~torch_geometric_san.data.MixedOrderError` (a :class:`ValueError`) saying
+    so; batched after one, its higher orders are left out of the batch,
     and the batch refuses (:class:`ValueError`) any access to its top order (where
     the upper Laplacian of such a complex, kept, is not empty) instead of answering
     without them. Build the complexes with the same order (the ``order`` arguments
@@ -114,6 +148,13 @@ class SimplicialComplexData(Data):
         (tensor([[0, 1, 2],
                 [0, 1, 2]]), tensor([1., 1., 1.]))
     """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # PyG's storage, with everything Data.__init__ put in it, as a
+        # _ComplexStorage (which only adds to how a missing attribute is reported;
+        # the storage's own __setattr__ would keep `__class__` as an entry)
+        object.__setattr__(self._store, '__class__', _ComplexStorage)
 
     # Constructors ------------------------------------------------------------------
 
@@ -637,7 +678,8 @@ def _empty_batch() -> Batch:
 # What a saved complex or batch refers to, so that torch.load loads it with its
 # default weights_only=True: the class, PyG's storage classes, _empty_batch and the
 # class of its result (PyG's batch class of complexes, made once and cached by PyG).
-torch.serialization.add_safe_globals([SimplicialComplexData, GlobalStorage, DataEdgeAttr,
+torch.serialization.add_safe_globals([SimplicialComplexData, GlobalStorage, _ComplexStorage,
+                                      DataEdgeAttr,
                                       DataTensorAttr, _empty_batch,
                                       type(_empty_batch())])
 
