@@ -56,6 +56,10 @@ MODELS = ['MultiOrderSAN', 'GIN', 'GAT']
 SECTION = 'TU graph classification'
 #: TopoBench's best simplicial model on PROTEINS (SCN, clique lifting).
 TARGET = (75.27, 2.14)
+#: The heading of the checks of target_checks, in the printed report and results.md.
+TARGETS_TITLE = ('Targets of this benchmark (the project\'s goals for PROTEINS: '
+                 'TopoBench\'s best published simplicial result, SCN 75.27 ± 2.14, not '
+                 'below GIN, and the speed of the whole run on a 2-core CPU)')
 QUICK = dict(seeds=[0], epochs=5)
 FULL = dict(seeds=list(range(5)), epochs=60)
 
@@ -189,18 +193,21 @@ def results_table(runs: List[Dict[str, Any]]) -> str:
 
 
 def target_checks(runs: List[Dict[str, Any]], wall_time: float,
-                  lift_time: float, num_graphs: int) -> str:
+                  lift_time: float, num_graphs: int, dataset: str) -> str:
+    """The targets, judged on :obj:`runs`; set for PROTEINS only, so for another
+    dataset only the comparison with GIN."""
     def mean(name: str) -> Optional[float]:
         values = [100 * r['test_acc'] for r in runs if r['model'] == name]
         return sum(values) / len(values) if values else None
 
     san, gin = mean('MultiOrderSAN'), mean('GIN')
     verdict = (lambda ok: 'met' if ok else 'not met')
+    proteins = dataset == 'PROTEINS'
     lines = [f'- lifting all {num_graphs} graphs under 5 s: {lift_time:.1f} s, '
              f'{verdict(lift_time < 5)}',
              f'- whole run under 20 minutes: {wall_time / 60:.1f} min, '
-             f'{verdict(wall_time < 20 * 60)}']
-    if san is not None:
+             f'{verdict(wall_time < 20 * 60)}'] if proteins else []
+    if san is not None and proteins:
         lines.append(f'- MultiOrderSAN at least {TARGET[0]} (TopoBench SCN on PROTEINS): '
                      f'{san:.2f}, {verdict(san >= TARGET[0])}')
     if san is not None and gin is not None:
@@ -265,15 +272,17 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
     lift_time = [s['data_time']['lifting'] for s in log.sessions
                  if 'lifting' in s['data_time']][-1]
     table = results_table(runs)
-    targets = target_checks(runs, log.wall_time, lift_time, len(graphs))
+    targets = target_checks(runs, log.wall_time, lift_time, len(graphs), args.dataset)
     text = (f'{args.dataset} ({len(graphs)} graphs), test accuracy at the epoch of '
             f'best validation accuracy, mean ± std over the seeds '
             f'({", ".join(map(str, sorted({r["seed"] for r in runs})))}); '
             f'{args.epochs} epochs, batch {args.batch_size}, lr {args.lr}, hidden '
             f'{args.hidden}, {args.layers} layers, dropout {args.dropout}.\n\n'
             f'{table}\n\nLifting all graphs to clique 2-complexes: {lift_time:.1f} s.\n')
-    print('\n' + text + '\nTargets of the issue:\n' + targets)
-    block = f'{log.header()}\n\n{text}\nTargets of the issue:\n\n{targets}\n'
+    scope = (' (this --quick subset is not the full protocol: the verdicts say nothing '
+             'about the table of the results page)' if args.quick else '')
+    print('\n' + text + f'\n{TARGETS_TITLE}{scope}:\n' + targets)
+    block = f'{log.header()}\n\n{text}\n{TARGETS_TITLE}:\n\n{targets}\n'
     _common.publish(args, log, SECTION, block, 'runs')
     return dict(runs=runs, table=table, lift_time=lift_time)
 

@@ -88,12 +88,15 @@ def test_quick_mode(citation, tmp_path, shared_data):
     if not (shared_data / 'citation_complex' / '150250_cochains.npy').exists():
         pytest.skip(f'needs the citation complex files in {shared_data / "citation_complex"}')
     results = tmp_path / 'results.md'
-    out = citation.main(['--quick', '--no-progress', '--root', str(tmp_path / 'data'),
+    # (--max-epochs and one warm-up of --dead-relus keep the test short)
+    out = citation.main(['--quick', '--max-epochs', '20', '--no-progress',
+                         '--root', str(tmp_path / 'data'),
                          '--data-root', str(shared_data), '--output', str(tmp_path / 'out'),
                          '--results', str(results), '--compare-batching', '1',
-                         '--dead-relus', '0', '50'])
+                         '--dead-relus', '50'])
     runs = out['runs']
-    assert len(runs) == 2 * 2 * 2 and all(r['epochs'] <= 100 for r in runs)
+    assert len(runs) == 2 * 2 * 2 and all(r['epochs'] <= 20 for r in runs)
+    assert out['sessions'][0]['args']['patience'] == 30  # the rest of --quick
     assert {r['members'] for r in runs} == {1}  # one at a time on the CPU
     assert all(r['warmup'] == 50 and r['val_fraction'] == 0.1 for r in runs)
     text = results.read_text()

@@ -41,6 +41,8 @@ def test_time_to_accuracy(sampling):
     task = sampling.time_to_accuracy(data, [5, 5], batch_size=64, full_steps=2,
                                      eval_every=2, max_seconds=3.0, device='cpu')
     assert task['full_steps'] == 2 and task['full_seconds'] > 0
+    assert not task['full_converged']  # stopped at the cap
+    assert 1 <= task['full_best_step'] <= 2 and task['full_cpu'] > 0
     assert task['steps'] % 2 == 0 and task['steps'] >= 2
     # reached: the last check is at or below the full-batch error; else the budget
     assert (task['best'] <= task['target']) == task['reached']
@@ -71,3 +73,14 @@ def test_quick_run_writes_its_block(shared_data, tmp_path):
     rows = [line for line in text.splitlines() if line.startswith('| ') and
             line.split('|')[1].strip().replace(',', '').isdigit()]
     assert len(rows) == 2 + 4  # sampler speed; training on both complexes
+
+
+def test_full_batch_stops_when_its_error_stops_improving(sampling):
+    # with a relative tolerance of 1 no evaluation counts as an improvement: the
+    # full-batch training stops after patience + 1 evaluations, before the cap
+    data = sampling.flow_complex(300, noise=0.5)
+    task = sampling.time_to_accuracy(data, [5, 5], batch_size=64, full_steps=50,
+                                     eval_every=2, max_seconds=1.0, device='cpu',
+                                     full_eval_every=1, tolerance=1.0, patience=2)
+    assert task['full_converged'] and task['full_steps'] == 3
+    assert 1 <= task['full_best_step'] <= 3

@@ -37,7 +37,9 @@ def test_pipeline(tu_classification, tiny_tu_dataset, tmp_path):
     assert '## Scaling\n\nkept' in text and '## TU graph classification' in text
     assert '<!-- tu_classification.py: begin -->' in text
     assert all(f'| {model} |' in text for model in MODELS)
-    assert 'lifting all 24 graphs under 5 s' in text and 'Command: `python' in text
+    assert 'Command: `python' in text and 'Targets of this benchmark' in text
+    # the targets are set for PROTEINS: for another dataset only the comparison
+    assert 'MultiOrderSAN not below GIN' in text and 'lifting all' not in text
 
     # A report rebuilds the tables from the saved runs, with their lifting time.
     report = tu_classification.main([
@@ -46,6 +48,19 @@ def test_pipeline(tu_classification, tiny_tu_dataset, tmp_path):
     assert report['runs'] == runs and report['lift_time'] == out['lift_time']
     with pytest.raises(ValueError, match='no runs saved'):
         tu_classification.main(['--report-only', '--output', str(tmp_path / 'empty')])
+
+
+def test_target_checks(tu_classification):
+    runs = [dict(model='MultiOrderSAN', test_acc=a) for a in (0.76, 0.75)] + [
+        dict(model='GIN', test_acc=a) for a in (0.74, 0.78)]
+    checks = tu_classification.target_checks(runs, 19 * 60, 5.5, 1113, 'PROTEINS')
+    assert checks.splitlines() == [
+        '- lifting all 1113 graphs under 5 s: 5.5 s, not met',
+        '- whole run under 20 minutes: 19.0 min, met',
+        '- MultiOrderSAN at least 75.27 (TopoBench SCN on PROTEINS): 75.50, met',
+        '- MultiOrderSAN not below GIN on the same splits: 75.50 against 76.00, not met']
+    assert tu_classification.target_checks(runs, 60, 1, 188, 'MUTAG').splitlines() == [
+        '- MultiOrderSAN not below GIN on the same splits: 75.50 against 76.00, not met']
 
 
 def test_splits_and_arguments(tu_classification):

@@ -363,8 +363,8 @@ def boundary_matrix(simplices: np.ndarray, face_table: np.ndarray) -> sp.csc_arr
     # column, they are the CSC arrays, built directly. With a face table in
     # lexicographic order (as the liftings build) the faces of a simplex come in
     # descending order, and reversing them sorts them. 32-bit indices where they fit:
-    # SciPy's products of such matrices ran about twice as fast as with 64-bit ones
-    # (measured at 1e6 edges).
+    # SciPy's products of such matrices run faster than with 64-bit ones (half the
+    # index traffic).
     index_dtype = np.int32 if max(len(face_table), n * width) < 2**31 else np.int64
     rows = rows.reshape(width, n).T
     sign = sign.astype(np.float32).reshape(width, n).T

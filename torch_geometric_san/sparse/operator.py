@@ -423,13 +423,13 @@ def largest_eigenvalue(matrix: sp.sparray, dtype: torch.dtype = torch.float32) -
         # float64 Lanczos vectors, products in the matrix's own (single) precision:
         # no float64 copy of the matrix and half the memory traffic per product,
         # which perturbs the eigenvalue by about the float32 rounding (1e-7
-        # relative). ncv=8 (instead of 20) Lanczos vectors: 2.7 instead of 3.8 s
-        # for L_1^(u) at 1e6 edges (49 and 51 products).
+        # relative). ncv=8 Lanczos vectors instead of ARPACK's default 20: about
+        # the same number of products, with less work per restart.
         operator = LinearOperator(matrix.shape, dtype=np.float64, matvec=lambda v:
                                   matrix @ v.astype(matrix.dtype, copy=False))
         tol, ncv = EIGEN_TOL, 8
     # ARPACK's vector operations are too small to gain from BLAS threads, and on a busy
-    # machine waiting for them made the solve 3-5 times slower (measured at 1e5 edges).
+    # machine waiting for them made the solve several times slower.
     with _THREADPOOLS.limit(limits=1, user_api='blas'):
         return float(eigsh(operator, k=1, which='LA', tol=tol, v0=v0, ncv=ncv,
                            return_eigenvectors=False)[0])

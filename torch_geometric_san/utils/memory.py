@@ -15,16 +15,15 @@ def keep_freed_memory() -> bool:
     PyTorch allocates CPU tensors with :obj:`malloc`. glibc maps every block
     above its mmap threshold (32 MB at most) afresh and unmaps it when it is
     freed, so each training step on a large complex page-faults, and the
-    kernel zero-fills, all its large tensors anew. On the project's 2-core
-    machine a :class:`~torch_geometric_san.nn.conv.SANConv` step on
-    :math:`10^6` edges took 4.40 µs per edge without this call and 2.41 µs
-    with it, where the time per edge stayed flat from :math:`3 \cdot 10^4`
-    edges on (see the *Scaling* sections of the results page). Large blocks
+    kernel zero-fills, all its large tensors anew: on large complexes the
+    time per simplex of a :class:`~torch_geometric_san.nn.conv.SANConv` step
+    then grows with the complex (the *Scaling* sections of the results page
+    measure it with and without this call). Large blocks
     then come from the heap, and freed ones stay there for the next steps,
     which reuse them once the heap has settled (after a few steps). The
     price is memory: the process keeps what it freed, fragmentation included
-    (measured at :math:`10^6` edges: 3.0 GB of growth of the resident set
-    against 1.1 GB without the call).
+    (the results page gives the growth of the resident set with and without
+    the call).
 
     The call has the effect of starting the process with the environment
     variables :obj:`MALLOC_MMAP_MAX_=0` and a huge
