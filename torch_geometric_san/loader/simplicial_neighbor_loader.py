@@ -69,7 +69,9 @@ class SimplicialNeighborLoader(torch.utils.data.DataLoader):
             (default: :obj:`None`)
         **kwargs (optional): Arguments of :class:`torch.utils.data.DataLoader`, such
             as :obj:`batch_size`, :obj:`shuffle`, :obj:`num_workers`,
-            :obj:`drop_last` or :obj:`sampler`.
+            :obj:`drop_last` or :obj:`sampler`. :obj:`shuffle=True` draws the order
+            of the seeds with :class:`PermutationSampler` (and :obj:`generator`),
+            which holds it as one tensor instead of a Python list.
 
     Raises:
         TypeError: A wrong type of :obj:`data`, :obj:`input_simplices` or
