@@ -7,7 +7,7 @@ from torch.utils.data import DistributedSampler
 from torch_geometric.data import Batch
 
 from torch_geometric_san.data import SimplicialComplexData
-from torch_geometric_san.loader import SimplicialNeighborLoader
+from torch_geometric_san.loader import PermutationSampler, SimplicialNeighborLoader
 from torch_geometric_san.nn.models import SAN
 
 
@@ -39,6 +39,34 @@ def test_input_simplices_and_shuffle(planar):
     ids = torch.tensor([9, 3, 40], dtype=torch.int32)
     loader = SimplicialNeighborLoader(planar, [2], input_simplices=ids, batch_size=2)
     assert seeds_seen(loader).tolist() == [9, 3, 40]
+
+
+def test_shuffle_draws_a_permutation_tensor(planar):
+    # shuffle=True: the seeds' positions come from one permutation tensor, not from
+    # RandomSampler's Python list of all of them; a generator makes them repeatable
+    loader = SimplicialNeighborLoader(planar, [2], batch_size=5, shuffle=True,
+                                      generator=torch.Generator().manual_seed(3))
+    assert isinstance(loader.sampler, PermutationSampler)
+    first = seeds_seen(loader)
+    assert torch.equal(first.sort().values, torch.arange(planar.num_simplices(1)))
+    assert not torch.equal(first, seeds_seen(loader))  # a new order on every pass
+    again = SimplicialNeighborLoader(planar, [2], batch_size=5, shuffle=True,
+                                     generator=torch.Generator().manual_seed(3))
+    assert torch.equal(seeds_seen(again), first)
+    # a sampler of the user's is kept, as without shuffle
+    assert isinstance(SimplicialNeighborLoader(planar, [2]).sampler,
+                      torch.utils.data.SequentialSampler)
+
+
+def test_permutation_sampler():
+    sampler = PermutationSampler(200_000, torch.Generator().manual_seed(0))
+    order = list(sampler)
+    assert len(sampler) == 200_000 and sorted(order) == list(range(200_000))
+    assert order != list(range(200_000)) and list(PermutationSampler(0)) == []
+    with pytest.raises(TypeError, match="generator must be a torch.Generator, not int"):
+        PermutationSampler(3, 0)
+    with pytest.raises(ValueError, match="n"):
+        PermutationSampler(-1)
 
 
 def test_workers_and_transform(planar):

@@ -1,5 +1,5 @@
 r"""Mini-batches of one large complex: neighbour sampling of k-simplices."""
-from typing import Any, Callable, List, Optional, Sequence, Union
+from typing import Any, Callable, Iterator, List, Optional, Sequence, Union
 
 import torch
 from torch import Tensor
@@ -10,7 +10,7 @@ from torch_geometric_san.loader.simplicial_neighbor_sampler import \
 from torch_geometric_san.loader.utils import SimplicialAdjacency, simplicial_subcomplex
 from torch_geometric_san.utils.validation import check_int
 
-__all__ = ["SimplicialNeighborLoader"]
+__all__ = ["PermutationSampler", "SimplicialNeighborLoader"]
 
 
 class SimplicialNeighborLoader(torch.utils.data.DataLoader):
@@ -69,7 +69,9 @@ class SimplicialNeighborLoader(torch.utils.data.DataLoader):
             (default: :obj:`None`)
         **kwargs (optional): Arguments of :class:`torch.utils.data.DataLoader`, such
             as :obj:`batch_size`, :obj:`shuffle`, :obj:`num_workers`,
-            :obj:`drop_last` or :obj:`sampler`.
+            :obj:`drop_last` or :obj:`sampler`. :obj:`shuffle=True` draws the order
+            of the seeds with :class:`PermutationSampler` (and :obj:`generator`),
+            which holds it as one tensor instead of a Python list.
 
     Raises:
         TypeError: A wrong type of :obj:`data`, :obj:`input_simplices` or
@@ -127,6 +129,11 @@ class SimplicialNeighborLoader(torch.utils.data.DataLoader):
         self.simplex_sampler = SimplicialNeighborSampler(data, order, num_neighbors)
         self.adjacency = [SimplicialAdjacency(data, j) for j in range(order)] + [
             self.simplex_sampler.adjacency]
+        if (kwargs.get('shuffle') and kwargs.get('sampler') is None
+                and kwargs.get('batch_sampler') is None):
+            kwargs['shuffle'] = False  # (the DataLoader refuses shuffle with a sampler)
+            kwargs['sampler'] = PermutationSampler(self.input_ids.numel(),
+                                                   kwargs.get('generator'))
         super().__init__(range(self.input_ids.numel()), collate_fn=self.collate_fn,
                          **kwargs)
 
@@ -149,6 +156,37 @@ class SimplicialNeighborLoader(torch.utils.data.DataLoader):
     def __repr__(self) -> str:
         return (f'{self.__class__.__name__}(order={self.order}, '
                 f'num_neighbors={self.simplex_sampler.num_neighbors})')
+
+
+class PermutationSampler(torch.utils.data.Sampler):
+    r"""The positions :math:`0, \ldots, n - 1` in a new random order on every
+    pass, as :class:`torch.utils.data.RandomSampler` gives them, held as one
+    tensor (8 bytes a position) and handed out in chunks, where
+    :class:`~torch.utils.data.RandomSampler` makes a Python list of them (about 40
+    bytes a position: hundreds of MB for the millions of seeds of a large
+    complex). :class:`SimplicialNeighborLoader` uses it for :obj:`shuffle=True`.
+
+    Args:
+        n (int): The number of positions.
+        generator (torch.Generator, optional): The random generator of the
+            permutations. (default: :obj:`None`, PyTorch's global one)
+    """
+    chunk = 65536
+
+    def __init__(self, n: int, generator: Optional[torch.Generator] = None):
+        if generator is not None and not isinstance(generator, torch.Generator):
+            raise TypeError(f"generator must be a torch.Generator, not "
+                            f"{type(generator).__name__}")
+        self.n = check_int(n, 'n', minimum=0)
+        self.generator = generator
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __iter__(self) -> Iterator[int]:
+        order = torch.randperm(self.n, generator=self.generator)
+        for part in order.split(self.chunk):
+            yield from part.tolist()
 
 
 def _seed_ids(input_simplices: Optional[Tensor], n: int, order: int) -> Tensor:
