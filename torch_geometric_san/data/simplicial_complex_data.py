@@ -30,7 +30,11 @@ class MixedOrderError(KeyError, ValueError):
     which happens when PyG batches it after a complex of higher order. It is a
     :class:`KeyError`, as PyG's own storage raises for a missing attribute (so that
     :obj:`in`, :meth:`get` and :func:`hasattr` answer as before), and a
-    :class:`ValueError`, with a message that says how to batch such complexes."""
+    :class:`ValueError`, with a message that says how to batch such complexes.
+
+    Args:
+        message (str): What is missing, and how to batch such complexes.
+    """
 
     def __str__(self) -> str:
         return str(self.args[0])
