@@ -5,7 +5,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 import torch
+from threadpoolctl import threadpool_info
 
+import torch_geometric_san.sparse.operator as operator_module
 from torch_geometric_san.data import SimplicialComplexData, algebra
 
 
@@ -73,6 +75,27 @@ def test_largest_eigenvalue(n):
     M = (B @ B.T).tocsr()
     expected = np.linalg.eigvalsh(M.toarray())[-1]
     assert algebra.largest_eigenvalue(M) == pytest.approx(expected, rel=1e-6)
+
+
+@pytest.mark.parametrize('n', [80, 600])  # the dense and the Lanczos solver
+def test_largest_eigenvalue_runs_on_one_blas_thread(n, monkeypatch):
+    # BLAS threads stall when the other cores are busy: both solvers run on one
+    threads = []
+
+    def spy(solver):
+        def call(*args, **kwargs):
+            threads.append(max(pool['num_threads'] for pool in threadpool_info()
+                               if pool['user_api'] == 'blas'))
+            return solver(*args, **kwargs)
+        return call
+
+    monkeypatch.setattr(np.linalg, 'eigvalsh', spy(np.linalg.eigvalsh))
+    monkeypatch.setattr(operator_module, 'eigsh', spy(operator_module.eigsh))
+    diagonal = np.arange(1.0, n + 1)
+    diagonal[-1] = 2 * n  # a clear gap for Lanczos
+    M = sp.diags_array(diagonal).tocsr()
+    assert algebra.largest_eigenvalue(M) == pytest.approx(2 * n, rel=1e-6)
+    assert threads == [1]
 
 
 def test_largest_eigenvalue_of_zero_matrix():

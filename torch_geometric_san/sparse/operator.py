@@ -399,7 +399,8 @@ def largest_eigenvalue(matrix: sp.sparray, dtype: torch.dtype = torch.float32) -
     r"""The largest eigenvalue of a symmetric positive semi-definite sparse matrix.
 
     Dense and exact up to :data:`DENSE_EIGEN_LIMIT` rows, Lanczos
-    (:func:`scipy.sparse.linalg.eigsh`, fixed start vector, one BLAS thread) above:
+    (:func:`scipy.sparse.linalg.eigsh`, fixed start vector) above, both on one BLAS
+    thread:
     for single precision to relative tolerance :data:`EIGEN_TOL` with products in
     the matrix's precision, for :obj:`torch.float64` to machine precision with
     products in double precision.
@@ -411,9 +412,17 @@ def largest_eigenvalue(matrix: sp.sparray, dtype: torch.dtype = torch.float32) -
     Returns:
         float: :math:`\lambda_{\max}`, or ``0.0`` for a matrix without non-zeros.
     """
-    n = matrix.shape[0]
     if matrix.nnz == 0:
         return 0.0
+    # The solvers' BLAS calls are too small to gain from threads, and on a busy machine
+    # waiting for a second thread made them several times slower (e.g. the dense
+    # solves of many small complexes lifted beside another job).
+    with _THREADPOOLS.limit(limits=1, user_api='blas'):
+        return _largest_eigenvalue(matrix, dtype)
+
+
+def _largest_eigenvalue(matrix: sp.sparray, dtype: torch.dtype) -> float:
+    n = matrix.shape[0]
     if n <= DENSE_EIGEN_LIMIT:
         return float(np.linalg.eigvalsh(matrix.toarray().astype(np.float64))[-1])
     v0 = np.random.default_rng(0).uniform(0.5, 1.5, n)
@@ -428,11 +437,8 @@ def largest_eigenvalue(matrix: sp.sparray, dtype: torch.dtype = torch.float32) -
         operator = LinearOperator(matrix.shape, dtype=np.float64, matvec=lambda v:
                                   matrix @ v.astype(matrix.dtype, copy=False))
         tol, ncv = EIGEN_TOL, 8
-    # ARPACK's vector operations are too small to gain from BLAS threads, and on a busy
-    # machine waiting for them made the solve several times slower.
-    with _THREADPOOLS.limit(limits=1, user_api='blas'):
-        return float(eigsh(operator, k=1, which='LA', tol=tol, v0=v0, ncv=ncv,
-                           return_eigenvectors=False)[0])
+    return float(eigsh(operator, k=1, which='LA', tol=tol, v0=v0, ncv=ncv,
+                       return_eigenvectors=False)[0])
 
 
 def compressed_rows(row: Tensor, num_rows: int) -> Tensor:
