@@ -414,25 +414,33 @@ def git_commit() -> Optional[str]:
     return run[0].stdout.strip() + ('+changes' if run[1].stdout.strip() else '')
 
 
-def _start_worker(init: Callable[[argparse.Namespace, int], None],
-                  args: argparse.Namespace, slots) -> None:
+#: The state of a process that runs the tasks of :func:`run_tasks`: ``args``,
+#: ``device``, ``position`` (the line of its progress bars), and whatever the
+#: scripts' task functions keep there between tasks (e.g. loaded data).
+WORKER: Dict[str, Any] = {}
+
+
+def _prepare_worker(args: argparse.Namespace, position: int) -> None:
+    WORKER.clear()
+    WORKER.update(args=args, device=torch.device(args.device), position=position)
+
+
+def _start_worker(args: argparse.Namespace, slots) -> None:
     # A worker process of run_tasks: --threads torch threads (default 1) and
     # a line of its own for its progress bars.
     torch.set_num_threads(args.threads or 1)
-    init(args, slots.get())
+    _prepare_worker(args, slots.get())
 
 
 def run_tasks(tasks: Sequence[tuple], run: Callable[..., Any],
-              init: Callable[[argparse.Namespace, int], None],
               args: argparse.Namespace, record: Callable[[Any], None]) -> None:
     """Calls ``run(*task)`` for every task of :obj:`tasks`, in this process
-    or, with ``args.workers`` > 1, in that many processes (each prepared by
-    ``init(args, position)``, position being the line of its progress bars),
-    and ``record(result)`` in this process as each one finishes. :obj:`run`
-    and :obj:`init` must be module-level functions of the script."""
+    or, with ``args.workers`` > 1, in that many processes (each with its
+    :data:`WORKER` state), and ``record(result)`` in this process as each one
+    finishes. :obj:`run` must be a module-level function of the script."""
     workers = getattr(args, 'workers', 1) or 1
     if workers <= 1 or len(tasks) <= 1:
-        init(args, 0)
+        _prepare_worker(args, 0)
         for task in tasks:
             record(run(*task))
         return
@@ -443,10 +451,19 @@ def run_tasks(tasks: Sequence[tuple], run: Callable[..., Any],
     for slot in range(workers):
         slots.put(slot)
     with ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker,
-                             initargs=(init, args, slots)) as pool:
+                             initargs=(args, slots)) as pool:
         futures = [pool.submit(run, *task) for task in tasks]
         for future in as_completed(futures):
             record(future.result())
+
+
+def print_report(args: argparse.Namespace, text: str, title: str, targets: str,
+                 about: str) -> None:
+    """Prints a script's tables and, under :obj:`title`, its target checks;
+    after ``--quick`` it says that the verdicts do not judge :obj:`about`."""
+    scope = (f' (this --quick subset is not the full protocol: the verdicts say nothing '
+             f'about {about})' if args.quick else '')
+    print(f'\n{text}\n{title}{scope}:\n{targets}')
 
 
 def add_workers_argument(parser: argparse.ArgumentParser) -> None:

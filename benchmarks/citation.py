@@ -286,35 +286,25 @@ def batches_of(args, log: _common.RunLog) -> List[Tuple[int, str, List[Tuple[int
     return out
 
 
-#: The state of a process that trains ensembles: the arguments, the device,
-#: the line of its progress bars and the cells and operators of the last order.
-_WORKER: Dict[str, Any] = {}
-
-
-def init_worker(args, position: int) -> None:
-    """Prepares this process to train ensembles (:func:`run_batch`)."""
-    _WORKER.clear()
-    _WORKER.update(args=args, device=torch.device(args.device), position=position,
-                   order=None)
-
-
 def run_batch(order: int, name: str, runs: List[Tuple[int, int]]
               ) -> Tuple[int, str, List[Dict[str, Any]], float]:
-    """Trains one ensemble in this process; returns it with its records and the
-    seconds spent loading the order's cells (0 when this process had them). The
-    rates of an order share one complex, so the operators are built once per
-    order and process, shared by every network and layer."""
-    args, device = _WORKER['args'], _WORKER['device']
+    """Trains one ensemble in this process (a task of :func:`_common.run_tasks`);
+    returns it with its records and the seconds spent loading the order's cells
+    (0 when this process had them). The rates of an order share one complex, so
+    the operators are built once per order and process (kept in the worker
+    state with the cells of the last order), shared by every network and layer."""
+    worker = _common.WORKER
+    args, device = worker['args'], worker['device']
     start = time.perf_counter()
-    if _WORKER['order'] != order:
+    if worker.get('order') != order:
         cells = {rate: load_cell(order, rate, args, device) for rate in args.rates}
         ops = cells[args.rates[0]]['complex'].operators(order).to(device)
-        _WORKER.update(order=order, cells=cells, ops=ops)
+        worker.update(order=order, cells=cells, ops=ops)
     data_time = time.perf_counter() - start
     _common.set_seed(order)
     desc = f'order {order} {variant(name, args.input_masking)} x {len(runs)}'
-    records = train_batch(name, runs, _WORKER['cells'], _WORKER['ops'], args, device,
-                          desc, _WORKER['position'])
+    records = train_batch(name, runs, worker['cells'], worker['ops'], args, device,
+                          desc, worker['position'])
     return order, desc, records, data_time
 
 
@@ -332,7 +322,7 @@ def run_batches(batches: List[Tuple[int, str, List[Tuple[int, int]]]], args,
               + '; '.join(f'{r["rate"]}% m{r["mask"]} {100 * r["acc_all"]:.1f}/'
                           f'{100 * r["acc_hidden"]:.1f} %' for r in records), flush=True)
 
-    _common.run_tasks(batches, run_batch, init_worker, args, record)
+    _common.run_tasks(batches, run_batch, args, record)
 
 
 def time_batching(order: int, name: str, members: int, epochs: int, args,

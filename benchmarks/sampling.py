@@ -231,7 +231,7 @@ def build_large(num_points: int, noise: float, path: str) -> Dict:
     """In this process: the complex without its Laplacians, saved to :obj:`path`;
     its size, build time and the peak resident set of the build."""
     torch.set_num_threads(1)
-    start, load_start = time.perf_counter(), os.getloadavg()[0]
+    start = time.perf_counter()
     data = flow_complex(num_points, noise, laplacians=False)
     seconds = time.perf_counter() - start
     torch.save(data, path)
@@ -319,7 +319,8 @@ def time_to_accuracy(data: SimplicialComplexData, num_neighbors: List[int],
     reached = curve[-1][2] <= target
     return dict(full_steps=full_steps_done, full_best_step=best[0],
                 full_seconds=best[1], full_cpu=best[2], full_converged=full_steps_done
-                < full_steps, full_eval_every=full_eval_every,
+                < full_steps, full_eval_every=full_eval_every, tolerance=tolerance,
+                patience=patience,
                 target=target, reached=reached, steps=steps, seconds=seconds, cpu=cpu,
                 best=min(error for _, _, error in curve),
                 noise_mse=float((data.x_1[test] - data.y[test]).pow(2).mean()),
@@ -467,8 +468,9 @@ def report(args: argparse.Namespace, num_neighbors: List[int], speed: List[Dict]
                if task['reached'] else
                f"did not reach it in {task['seconds']:.0f} s ({task['cpu']:.0f} CPU s, "
                f"{task['steps']} steps; best {task['best']:.4f})")
-    full_run = (f"until its held-out error stopped improving (by less than 0.5 % over "
-                f"3 evaluations, one every {task['full_eval_every']} steps: "
+    full_run = (f"until its held-out error stopped improving (by less than "
+                f"{100 * task['tolerance']:g} % over {task['patience']} evaluations, one "
+                f"every {task['full_eval_every']} steps: "
                 f"{task['full_steps']} steps)" if task['full_converged'] else
                 f"for {task['full_steps']} steps (the cap of --full-steps; its error "
                 f"was still improving)")

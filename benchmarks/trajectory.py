@@ -302,30 +302,20 @@ def train_run(name: str, act: str, seed: int, data: Dict[str, Split],
     return record
 
 
-#: The state of a process that trains runs: the arguments, the device, the
-#: datasets loaded so far and the line of its progress bars.
-_WORKER: Dict[str, Any] = {}
-
-
-def init_worker(args: argparse.Namespace, position: int) -> None:
-    """Prepares this process to train runs (:func:`run_one`), its progress
-    bars on line :obj:`position`."""
-    _WORKER.clear()
-    _WORKER.update(args=args, device=torch.device(args.device), data={},
-                   position=position)
-
-
 def run_one(name: str, model: str, act: str, seed: int) -> Dict[str, Any]:
-    """Trains one run in this process; its record carries the seconds spent
-    loading the dataset (``data_time``, 0 when this process had loaded it)."""
-    args, device, data = _WORKER['args'], _WORKER['device'], _WORKER['data']
+    """Trains one run in this process (a task of :func:`_common.run_tasks`); its
+    record carries the seconds spent loading the dataset (``data_time``, 0 when
+    this process had loaded it)."""
+    worker = _common.WORKER
+    args, device = worker['args'], worker['device']
+    data = worker.setdefault('data', {})  # the datasets this process has loaded
     start = time.perf_counter()
     if name not in data:
         data[name] = load_dataset(name, Path(args.root), args, device)
     data_time = time.perf_counter() - start
     desc = f'{name} {model} {act} seed {seed}'
     run = train_run(model, act, seed, data[name], args, device, desc,
-                    _WORKER['position'])
+                    worker['position'])
     return dict(dataset=name, **run, data_time=data_time)
 
 
@@ -344,7 +334,7 @@ def run_all(tasks: List[Tuple[str, str, str, int]], args: argparse.Namespace,
               f'{run["epochs"]} epochs, '
               f'{run["train_time"]:.1f} s', flush=True)
 
-    _common.run_tasks(tasks, run_one, init_worker, args, record)
+    _common.run_tasks(tasks, run_one, args, record)
 
 
 def cell_means(runs: List[Dict[str, Any]], protocol: str = 'test_acc'
@@ -596,9 +586,7 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
                 f'missing: {" ".join(map(str, tasks[0]))}); {remaining(log, tasks)} '
                 f'Finish with the last command above and `--resume`.\n\n' + text)
     targets = target_checks(log.runs)
-    scope = (' (this --quick subset is not the full protocol: the verdicts say nothing '
-             'about Table 1)' if args.quick else '')
-    print('\n' + text + f'\n{TARGETS_TITLE}{scope}:\n' + targets)
+    _common.print_report(args, text, TARGETS_TITLE, targets, 'Table 1')
     busy = sum(r['train_time'] + r['test_time'] for r in log.runs) + sum(
         log.data_time().values())
     block = (f'{log.header()}\n\n{text}\n{TARGETS_TITLE}:\n\n{targets}\n\n'

@@ -279,9 +279,8 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
             f'{args.epochs} epochs, batch {args.batch_size}, lr {args.lr}, hidden '
             f'{args.hidden}, {args.layers} layers, dropout {args.dropout}.\n\n'
             f'{table}\n\nLifting all graphs to clique 2-complexes: {lift_time:.1f} s.\n')
-    scope = (' (this --quick subset is not the full protocol: the verdicts say nothing '
-             'about the table of the results page)' if args.quick else '')
-    print('\n' + text + f'\n{TARGETS_TITLE}{scope}:\n' + targets)
+    _common.print_report(args, text, TARGETS_TITLE, targets,
+                         'the table of the results page')
     block = f'{log.header()}\n\n{text}\n{TARGETS_TITLE}:\n\n{targets}\n'
     _common.publish(args, log, SECTION, block, 'runs')
     return dict(runs=runs, table=table, lift_time=lift_time)

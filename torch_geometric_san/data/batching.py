@@ -5,8 +5,9 @@ PyG's :meth:`~torch_geometric.data.Batch.from_data_list` (which
 *first* data object of a list: batched after a complex of lower order, the higher orders
 of a complex are left out (the batch then refuses access to its top order with a
 :class:`ValueError`), and batched before one, PyG asks the other for attributes it
-does not have, which raises :class:`~torch_geometric_san.data.MixedOrderError`. PyG offers no hook that sees the whole list, so the complexes of a
-batch must have the same order. :func:`pad_order` pads one complex with empty orders
+does not have, which raises :class:`~torch_geometric_san.data.MixedOrderError`. PyG
+offers no hook that sees the whole list, so the complexes of a batch must have the
+same order. :func:`pad_order` pads one complex with empty orders
 (as the :obj:`order` arguments of the constructors and
 :class:`~torch_geometric_san.transforms.LiftToCliqueComplex` do), and
 :func:`batch_complexes` pads a list to its highest order and batches it.

@@ -682,10 +682,9 @@ def _empty_batch() -> Batch:
 # What a saved complex or batch refers to, so that torch.load loads it with its
 # default weights_only=True: the class, PyG's storage classes, _empty_batch and the
 # class of its result (PyG's batch class of complexes, made once and cached by PyG).
-torch.serialization.add_safe_globals([SimplicialComplexData, GlobalStorage, _ComplexStorage,
-                                      DataEdgeAttr,
-                                      DataTensorAttr, _empty_batch,
-                                      type(_empty_batch())])
+torch.serialization.add_safe_globals([SimplicialComplexData, GlobalStorage,
+                                      _ComplexStorage, DataEdgeAttr, DataTensorAttr,
+                                      _empty_batch, type(_empty_batch())])
 
 
 def _as_int_array(value: Any, what: str) -> np.ndarray:
