@@ -8,7 +8,7 @@ import os
 import platform
 import re
 from pathlib import Path
-from typing import List
+from typing import List, Tuple
 
 
 def cpu_name() -> str:
@@ -28,6 +28,16 @@ def markdown_table(header: List[str], rows: List[List[str]]) -> str:
              '|' + '|'.join(' --- ' for _ in header) + '|']
     lines += ['| ' + ' | '.join(row) + ' |' for row in rows]
     return '\n'.join(lines)
+
+
+def device_section(title: str, key: str, device: str) -> Tuple[str, str]:
+    """The results-page section and block key of a run on :obj:`device`: a CPU run
+    keeps :obj:`title` and :obj:`key`, a run on an accelerator gets a section of its
+    own (``<title> on CUDA``), so that it does not replace the CPU results."""
+    kind = device.split(':')[0]
+    if kind == 'cpu':
+        return title, key
+    return f'{title} on {kind.upper()}', f'{key} --device {kind}'
 
 
 def write_results(path: str, title: str, key: str, block: str) -> None:
