@@ -12,9 +12,9 @@ share into block-diagonal complexes, and DDP averages the gradients of the
 processes after every backward pass, so that all processes take the same
 optimiser step.
 
-Launch with ``torchrun``: one process per GPU with NCCL where CUDA is
-available (device ``cuda:LOCAL_RANK``), processes on the CPU with gloo
-otherwise. Without ``torchrun`` the script trains in one process (no process
+Launch with ``torchrun``: one process per GPU with NCCL where the node has a
+CUDA device for each of its processes (device ``cuda:LOCAL_RANK``), processes
+on the CPU with gloo otherwise (also with more processes than GPUs). Without ``torchrun`` the script trains in one process (no process
 group, no DDP wrapper) on the same data pipeline, which is the single-process
 reference: ``P`` processes with ``--batch-size b`` take the same steps as one
 process with ``--batch-size P*b`` (see docs/distributed.md for the conditions).
@@ -87,10 +87,31 @@ def build_model(name: str, act: str, num_edges: int, num_classes: int,
                     conv_kwargs=spec.conv, **spec.model)
 
 
+def choose_backend(backend: Optional[str], processes: int, devices: int) -> str:
+    """The process-group backend for :obj:`processes` processes on a node with
+    :obj:`devices` CUDA devices: :obj:`backend` if given, else NCCL where every
+    process has a device of its own and gloo otherwise. NCCL with fewer devices
+    than processes is refused (its processes would share or lack a device).
+
+    Args:
+        backend (str, optional): ``'nccl'``, ``'gloo'`` or :obj:`None` (choose).
+        processes (int): The processes on this node (``LOCAL_WORLD_SIZE``).
+        devices (int): The CUDA devices of this node.
+    """
+    backend = backend or ('nccl' if devices >= processes else 'gloo')
+    if backend == 'nccl' and devices < processes:
+        raise RuntimeError(
+            f'--backend nccl needs a CUDA device per process: {processes} processes on '
+            f'this node, {devices} device(s); start fewer processes (torchrun '
+            '--nproc_per_node) or use --backend gloo')
+    return backend
+
+
 def setup(backend: Optional[str], timeout: float) -> Tuple[int, int, torch.device]:
     """Joins the process group started by ``torchrun`` (``RANK`` and
     ``WORLD_SIZE`` in the environment) and picks the device: NCCL and
-    ``cuda:LOCAL_RANK`` where CUDA is available, gloo and the CPU otherwise.
+    ``cuda:LOCAL_RANK`` where every process of the node has a CUDA device of its
+    own, gloo and the CPU otherwise.
     Without ``torchrun``: rank 0 of 1, no process group.
 
     Returns:
@@ -99,7 +120,8 @@ def setup(backend: Optional[str], timeout: float) -> Tuple[int, int, torch.devic
     if 'RANK' not in os.environ:
         return 0, 1, torch.device('cuda' if torch.cuda.is_available() and
                                   backend != 'gloo' else 'cpu')
-    backend = backend or ('nccl' if torch.cuda.is_available() else 'gloo')
+    backend = choose_backend(backend, int(os.environ.get('LOCAL_WORLD_SIZE', 1)),
+                             torch.cuda.device_count())
     if backend == 'nccl':
         device = torch.device('cuda', int(os.environ['LOCAL_RANK']))
         torch.cuda.set_device(device)
@@ -184,7 +206,8 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
                         '(default 400)')
     parser.add_argument('--eval-batch-size', type=int, default=256)
     parser.add_argument('--backend', choices=['nccl', 'gloo'],
-                        help='default: nccl where CUDA is available, else gloo')
+                        help='default: nccl where every process of the node has a CUDA '
+                        'device of its own, else gloo')
     parser.add_argument('--timeout', type=float, default=600.0,
                         help='seconds a collective may wait for the other processes')
     parser.add_argument('--root', default=str(_common.REPO / 'data'),

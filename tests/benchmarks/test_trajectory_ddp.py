@@ -154,10 +154,19 @@ def test_global_batches_are_consecutive_chunks_of_the_permutation():
         assert together == sorted(perm[s * step:(s + 1) * step])
 
 
+def test_backend_is_nccl_only_with_a_cuda_device_per_process():
+    assert trajectory_ddp.choose_backend(None, 2, 2) == 'nccl'
+    assert trajectory_ddp.choose_backend(None, 2, 1) == 'gloo'  # one GPU, two processes
+    assert trajectory_ddp.choose_backend(None, 1, 0) == 'gloo'
+    assert trajectory_ddp.choose_backend('gloo', 2, 8) == 'gloo'
+    with pytest.raises(RuntimeError, match='a CUDA device per process'):
+        trajectory_ddp.choose_backend('nccl', 2, 1)
+
+
 def test_two_process_epoch_equals_single_process_with_global_batch(root, tmp_path):
     model = 'SAN'
     saved = tmp_path / 'ddp.pt'
-    out = torchrun(script_args(root, model) + ['--save', str(saved)])
+    out = torchrun(script_args(root, model) + ['--save', str(saved), '--backend', 'gloo'])
     assert 'backend gloo' in out and f'{WORLD} process(es)' in out, out
 
     # The workers ran in the extension mode of this test run.
