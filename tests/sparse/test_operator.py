@@ -96,6 +96,22 @@ def test_segment_softmax_matches_pyg(groups):
     assert torch.autograd.gradgradcheck(lambda s: segment_softmax(s, index, 6), (src, ))
 
 
+@pytest.mark.parametrize('backend', ['eager', 'aot_eager'])
+def test_segment_softmax_under_torch_compile(backend):
+    # Its eager forward works in place on the tensor it saves for the backward;
+    # traced by Dynamo (torch 2.11) that gave wrong gradients with the right output.
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    index = torch.tensor([0, 0, 0, 2, 2, 3, 5, 5, 5, 5])
+    src = torch.randn(index.numel(), 2, dtype=torch.float64, requires_grad=True)
+    grad = torch.randn_like(src)
+    expected = torch.autograd.grad(segment_softmax(src, index, 6), src, grad)[0]
+    compiled = torch.compile(lambda s: segment_softmax(s, index, 6), backend=backend)
+    out = compiled(src)
+    assert torch.allclose(out, segment_softmax(src, index, 6))
+    assert torch.allclose(torch.autograd.grad(out, src, grad)[0], expected)
+
+
 def test_segment_softmax_leaves_its_input_alone():
     src = torch.tensor([1.0, 2.0, 3.0])
     segment_softmax(src, torch.tensor([0, 0, 1]), 2)

@@ -173,10 +173,17 @@ class _SegmentSoftmax(torch.autograd.Function):
         expanded = index.view(-1, *(1, ) * (src.dim() - 1)).expand_as(src)
         row_max = src.new_empty(size).scatter_reduce_(0, expanded, src, 'amax',
                                                       include_self=False)
-        out = row_max.index_select(0, index)
-        torch.sub(src, out, out=out).exp_()
-        row_sum = src.new_zeros(size).index_add_(0, index, out)
-        out.div_(row_sum.index_select(0, index))
+        if torch.compiler.is_compiling():
+            # Out of place: Dynamo (torch 2.11) saved the tensor as it was before
+            # the in-place steps below, and the backward was wrong; Inductor
+            # fuses these steps anyway.
+            out = (src - row_max.index_select(0, index)).exp()
+            out = out / src.new_zeros(size).index_add(0, index, out).index_select(0, index)
+        else:
+            out = row_max.index_select(0, index)
+            torch.sub(src, out, out=out).exp_()
+            row_sum = src.new_zeros(size).index_add_(0, index, out)
+            out.div_(row_sum.index_select(0, index))
         ctx.save_for_backward(out, index)
         ctx.num_nodes = num_nodes
         return out
