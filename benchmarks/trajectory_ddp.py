@@ -14,8 +14,9 @@ optimiser step.
 
 Launch with ``torchrun``: one process per GPU with NCCL where the node has a
 CUDA device for each of its processes (device ``cuda:LOCAL_RANK``), processes
-on the CPU with gloo otherwise (also with more processes than GPUs). Without ``torchrun`` the script trains in one process (no process
-group, no DDP wrapper) on the same data pipeline, which is the single-process
+on the CPU with gloo otherwise (also with more processes than GPUs). Without
+``torchrun`` the script trains in one process (no process group, no DDP
+wrapper) on the same data pipeline, which is the single-process
 reference: ``P`` processes with ``--batch-size b`` take the same steps as one
 process with ``--batch-size P*b`` (see docs/distributed.md for the conditions).
 
