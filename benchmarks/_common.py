@@ -255,8 +255,7 @@ def emit(args: argparse.Namespace, title: str, key: str, text: str) -> None:
     it into the section ``## <title>`` of the results page (:func:`write_results`)."""
     print(text)
     if not args.no_results:
-        write_results(args.results, *_report.device_section(
-            title, key, getattr(args, 'device', 'cpu')), text)
+        write_results(args.results, title, key, text, getattr(args, 'device', 'cpu'))
 
 
 def add_run_arguments(parser: argparse.ArgumentParser, name: str, resume: str) -> None:
@@ -315,8 +314,7 @@ def publish(args: argparse.Namespace, log: 'RunLog', section: str, block: str,
             f'Wall time {log.session["wall_time"]:.0f} s')
     print(f'{done}; wrote {markdown} and {log.path}')
     if args.results:
-        write_results(args.results, *_report.device_section(
-            section, f'{log.path.stem}.py', args.device), block)
+        write_results(args.results, section, f'{log.path.stem}.py', block, args.device)
         print(f'Updated {args.results}')
 
 

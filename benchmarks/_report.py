@@ -8,7 +8,7 @@ import os
 import platform
 import re
 from pathlib import Path
-from typing import List, Tuple
+from typing import List
 
 
 def cpu_name() -> str:
@@ -30,22 +30,18 @@ def markdown_table(header: List[str], rows: List[List[str]]) -> str:
     return '\n'.join(lines)
 
 
-def device_section(title: str, key: str, device: str) -> Tuple[str, str]:
-    """The results-page section and block key of a run on :obj:`device`: a CPU run
-    keeps :obj:`title` and :obj:`key`, a run on an accelerator gets a section of its
-    own (``<title> on CUDA``), so that it does not replace the CPU results."""
-    kind = device.split(':')[0]
-    if kind == 'cpu':
-        return title, key
-    return f'{title} on {kind.upper()}', f'{key} --device {kind}'
-
-
-def write_results(path: str, title: str, key: str, block: str) -> None:
+def write_results(path: str, title: str, key: str, block: str,
+                  device: str = 'cpu') -> None:
     """Puts :obj:`block` into the section ``## <title>`` of the markdown file
     :obj:`path`, between the markers ``<!-- <key>: begin -->`` and
     ``<!-- <key>: end -->``, replacing the previous block of the same key.
     Text outside the markers (hand-written notes, other sections) is kept.
-    The section is appended if it does not exist."""
+    The section is appended if it does not exist. A run on an accelerator
+    (:obj:`device` other than the CPU) gets a section and key of its own
+    (``<title> on CUDA``), so that it does not replace the CPU results."""
+    kind = device.split(':')[0]
+    if kind != 'cpu':
+        title, key = f'{title} on {kind.upper()}', f'{key} --device {kind}'
     begin, end = f'<!-- {key}: begin -->', f'<!-- {key}: end -->'
     marked = f'{begin}\n{block.strip()}\n{end}'
     text = Path(path).read_text() if os.path.exists(path) else '# Results\n'

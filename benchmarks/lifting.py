@@ -314,7 +314,7 @@ def main() -> None:
             f'system time; the 1-minute load average was {load[0]:.1f} at the start and '
             f'{load[1]:.1f} at the end (other jobs share the cores; wall times grow with '
             f'it).{baseline}\n\n{text}\n\n{summary}\n')
-        _report.write_results(args.results, 'Lifting', 'lifting.py', block)
+        _report.write_results(args.results, 'Lifting', 'lifting.py', block, args.device)
         print(f'\nwrote {args.results}')
 
 

@@ -429,7 +429,8 @@ def main() -> None:
                   time.perf_counter() - start, load_start)
     print(text)
     if args.results and not args.no_results:
-        _common.write_results(args.results, 'Neighbour sampling', 'sampling.py', text)
+        _common.write_results(args.results, 'Neighbour sampling', 'sampling.py', text,
+                              args.device)
 
 
 def report(args: argparse.Namespace, num_neighbors: List[int], speed: List[Dict],

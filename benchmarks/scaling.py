@@ -541,8 +541,7 @@ def main() -> None:
             'random-order times stay in the table.\n\n' + markdown + '\n\n')
         title, key = ((KEPT, 'scaling.py --keep-freed-memory') if args.keep_freed_memory
                       else ('Scaling', 'scaling.py'))
-        _report.write_results(args.results, *_report.device_section(
-            title, key, args.device), section)
+        _report.write_results(args.results, title, key, section, args.device)
 
 
 if __name__ == '__main__':

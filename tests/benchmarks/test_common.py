@@ -33,6 +33,18 @@ def test_write_results_keys_sharing_a_prefix_stay_apart(common, tmp_path):
             < text.index('kept 2') < text.index('notes on B'))
 
 
+def test_write_results_of_a_cuda_run_leave_the_cpu_section(common, tmp_path):
+    path = tmp_path / 'results.md'
+    common.write_results(str(path), 'Scaling', 'scaling.py', 'on the cpu')
+    common.write_results(str(path), 'Scaling', 'scaling.py', 'gpu 1', 'cuda')
+    common.write_results(str(path), 'Scaling', 'scaling.py', 'gpu 2', 'cuda:0')
+    text = path.read_text()
+    assert 'gpu 1' not in text
+    assert (text.index('## Scaling\n') < text.index('<!-- scaling.py: begin -->\non the cpu')
+            < text.index('## Scaling on CUDA') < text.index(
+                '<!-- scaling.py --device cuda: begin -->\ngpu 2'))
+
+
 def test_early_stopping_keeps_the_best_parameters(common):
     model = torch.nn.Linear(1, 1)
     stopper = common.EarlyStopping(patience=2)
