@@ -112,7 +112,7 @@ INVENTORIES: Dict[str, Tuple[str, List[Entry]]] = {
     'scipy': ('https://docs.scipy.org/doc/scipy/', [
         (name, role, f'reference/generated/{name}.html#{name}') for name, role in [
             ('scipy.sparse.csc_array', 'class'), ('scipy.sparse.csr_array', 'class'),
-            ('scipy.sparse.sparray', 'class'), ('scipy.sparse.linalg.eigsh', 'function'),
+            ('scipy.sparse.sparray', 'class'),
             ('scipy.sparse.csgraph.reverse_cuthill_mckee', 'function'),
             ('scipy.spatial.Delaunay', 'class')]
     ]),

@@ -55,3 +55,8 @@ def operators():
 @pytest.fixture
 def sampling():
     return load_script('sampling')
+
+
+@pytest.fixture
+def eigenvalue():
+    return load_script('eigenvalue')

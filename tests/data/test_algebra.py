@@ -90,12 +90,48 @@ def test_largest_eigenvalue_runs_on_one_blas_thread(n, monkeypatch):
         return call
 
     monkeypatch.setattr(np.linalg, 'eigvalsh', spy(np.linalg.eigvalsh))
-    monkeypatch.setattr(operator_module, 'eigsh', spy(operator_module.eigsh))
+    monkeypatch.setattr(operator_module, 'eigh_tridiagonal',
+                        spy(operator_module.eigh_tridiagonal))
     diagonal = np.arange(1.0, n + 1)
     diagonal[-1] = 2 * n  # a clear gap for Lanczos
     M = sp.diags_array(diagonal).tocsr()
     assert algebra.largest_eigenvalue(M) == pytest.approx(2 * n, rel=1e-6)
-    assert threads == [1]
+    assert threads and set(threads) == {1}
+
+
+def mesh_gram(points: int, seed: int = 0) -> sp.csr_array:
+    # B_2^T B_2 of a Delaunay triangulation: the top of its spectrum is clustered,
+    # the case where a restarted Lanczos needs many products.
+    from scipy.spatial import Delaunay
+    xy = np.random.default_rng(seed).random((points, 2))
+    triangles = np.sort(Delaunay(xy).simplices, axis=1)
+    faces = np.concatenate([triangles[:, [1, 2]], triangles[:, [0, 2]],
+                            triangles[:, [0, 1]]])
+    rows = np.unique(faces, axis=0, return_inverse=True)[1].ravel()
+    columns = np.tile(np.arange(len(triangles)), 3)
+    signs = np.repeat(np.array([1.0, -1.0, 1.0], np.float32), len(triangles))
+    B2 = sp.csc_array((signs, (rows, columns)))
+    return (B2.T @ B2).tocsr()
+
+
+@pytest.mark.parametrize('dtype, rel', [(torch.float32, 1e-6), (torch.float64, 1e-13)])
+def test_largest_eigenvalue_of_clustered_spectrum(dtype, rel):
+    M = mesh_gram(700)
+    assert M.shape[0] > algebra.DENSE_EIGEN_LIMIT
+    expected = np.linalg.eigvalsh(M.toarray().astype(np.float64))[-1]
+    assert algebra.largest_eigenvalue(M, dtype) == pytest.approx(expected, rel=rel)
+
+
+def test_largest_eigenvalue_of_invariant_start():
+    # A multiple of the identity: the first step spans an invariant subspace.
+    M = sp.diags_array(np.full(600, 3.0, dtype=np.float32)).tocsr()
+    assert algebra.largest_eigenvalue(M) == pytest.approx(3.0, rel=1e-6)
+
+
+def test_lanczos_without_convergence_raises():
+    M = sp.diags_array(np.linspace(1.0, 2.0, 600)).tocsr()
+    with pytest.raises(RuntimeError, match="did not reach the relative tolerance 0"):
+        operator_module._lanczos_largest(M, tol=0.0)
 
 
 def test_largest_eigenvalue_of_zero_matrix():
