@@ -24,12 +24,15 @@ locality renumbering, whose cost is reported); SANConv and GATConv run in both
 orders and are compared on the same order, the other methods in the first order
 only (the N x N ones do not depend on it).
 
-Peak memory is measured for each method in a fresh subprocess: on CPU the
-growth of the resident set (``ru_maxrss``) after loading the inputs, on CUDA
-``torch.cuda.max_memory_allocated`` over the inputs. Time is the median of the
-repeats after one warm-up call; the three fast methods are timed in one
-process, round-robin (one step of each in turn), so that a change of load on a
-shared machine hits them alike and their ratios stay meaningful.
+On CPU, peak memory is measured for each method in a fresh subprocess, as the
+growth of the resident set (``ru_maxrss``) after loading the inputs, and the
+three fast methods are then timed in one process, round-robin (one step of each
+in turn), so that a change of load on a shared machine hits them alike and
+their ratios stay meaningful. On CUDA, one process per size runs every method:
+the peak memory of each one's first step over what was allocated before it
+(``torch.cuda.max_memory_allocated`` after ``reset_peak_memory_stats``), then
+all of them timed round-robin; CUDA is initialised once per size. Time is the
+median of the repeats after one warm-up call.
 
 Examples::
 
@@ -48,7 +51,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import Dict, List, Optional
+from typing import Callable, Dict, List, Optional
 
 import numpy as np
 import scipy.sparse as sp
@@ -161,16 +164,37 @@ def build(method: str, inputs: Dict[str, torch.Tensor], device: torch.device):
     raise ValueError(f"unknown method {method!r}")
 
 
+def peak_meter(device: torch.device) -> Optional[Callable[[Callable[[], None]], float]]:
+    """Where the device reports peak memory per call (CUDA): a function running a
+    step and returning its peak memory over what was allocated before it, in MB;
+    else (CPU) None, and each method needs a process of its own (``ru_maxrss``)."""
+    if device.type != 'cuda':
+        return None
+
+    def measure(step: Callable[[], None]) -> float:
+        torch.cuda.synchronize(device)
+        base = torch.cuda.memory_allocated(device)
+        torch.cuda.reset_peak_memory_stats(device)
+        step()
+        torch.cuda.synchronize(device)
+        return (torch.cuda.max_memory_allocated(device) - base) / 2**20
+
+    return measure
+
+
 def worker(methods: str, path: str, device: str, repeats: int,
-           threads: Optional[int]) -> Dict:
+           threads: Optional[int], meter=peak_meter) -> Dict:
     """One method: its time and peak memory. Several (comma-separated): their
-    times only, measured round-robin (one step of each in turn), so that a
-    change of load on a shared machine hits all of them alike."""
+    times, measured round-robin (one step of each in turn) so that a change of
+    load on a shared machine hits all of them alike, and, where the device
+    reports peak memory per call (:func:`peak_meter`), the peak memory of each
+    one's first step."""
     device = torch.device(device)
     if threads:
         torch.set_num_threads(threads)
     inputs = torch.load(path)
     names = methods.split(',')
+    peak = meter(device)
 
     def sync():
         if device.type == 'cuda':
@@ -184,30 +208,26 @@ def worker(methods: str, path: str, device: str, repeats: int,
 
     if len(names) > 1:
         steps = {name: build(name, inputs, device) for name in names}
-        for step in steps.values():
-            timed(step)  # warm-up
+        peaks = {name: peak(step) if peak else timed(step)  # the warm-up
+                 for name, step in steps.items()}
         times: Dict[str, List[float]] = {name: [] for name in names}
         for _ in range(repeats):
             for name, step in steps.items():
                 times[name].append(timed(step))
-        return {name: dict(ms=1e3 * statistics.median(t), repeats=len(t))
+        return {name: dict(ms=1e3 * statistics.median(t), repeats=len(t),
+                           **(dict(peak_mb=peaks[name]) if peak else {}))
                 for name, t in times.items()}
 
     step = build(names[0], inputs, device)
-    if device.type == 'cuda':
-        sync()
-        base = torch.cuda.memory_allocated()
-        torch.cuda.reset_peak_memory_stats()
-    else:
-        base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    first = timed(step)  # a warm-up, or the measurement of a step over 20 s
+    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    start = time.perf_counter()
+    # A warm-up, or the measurement of a step over 20 s.
+    peak_mb = peak(step) if peak else None
+    first = time.perf_counter() - start if peak else timed(step)
     times = [first] if first > 20 else [timed(step) for _ in range(repeats)]
-    if device.type == 'cuda':
-        peak = torch.cuda.max_memory_allocated() - base
-    else:
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - base
-    return dict(ms=1e3 * statistics.median(times), peak_mb=peak / 2**20,
-                repeats=len(times))
+    if peak_mb is None:
+        peak_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - base) / 2**20
+    return dict(ms=1e3 * statistics.median(times), peak_mb=peak_mb, repeats=len(times))
 
 
 # Driver --------------------------------------------------------------------------
@@ -414,17 +434,28 @@ def measure(data, methods: List[str], tmp: str, args, repeats: int,
     path = os.path.join(tmp, 'inputs.pt')
     torch.save(inputs, path)
     del inputs
-    results = {}
-    interleave = len([m for m in methods if m in INTERLEAVED]) > 1
-    for method in methods:
-        reason = available(method, num_edges,
-                           QUICK_DENSE_LIMIT if args.quick else DENSE_LIMIT)
+    limit = QUICK_DENSE_LIMIT if args.quick else DENSE_LIMIT
+    results = {method: dict(skip=reason) for method in methods
+               if (reason := available(method, num_edges, limit))}
+    runnable = [m for m in methods if m not in results]
+    if args.device.startswith('cuda') and runnable:
+        # CUDA reports each method's peak memory in-process: one process per size,
+        # every method timed round-robin (and CUDA initialised once).
+        together = run_worker(','.join(runnable), path, args.device, repeats,
+                              args.timeout, args.threads, args.keep_freed_memory)
+        for method in runnable:
+            results[method] = together.get(method) or dict(
+                error=together.get('error', 'failed'))
+        return dict(num_edges=num_edges, nnz=nnz,
+                    results={m: results[m] for m in methods}, **row)
+    interleave = len([m for m in runnable if m in INTERLEAVED]) > 1
+    for method in runnable:
         one_step = interleave and method in INTERLEAVED
-        results[method] = dict(skip=reason) if reason else run_worker(
+        results[method] = run_worker(
             method, path, args.device, 1 if one_step else repeats, args.timeout,
             args.threads, args.keep_freed_memory)
     # The fast methods: peak memory above (one step), times round-robin.
-    light = [m for m in methods if m in INTERLEAVED and 'peak_mb' in results[m]]
+    light = [m for m in runnable if m in INTERLEAVED and 'peak_mb' in results[m]]
     if interleave and light:
         times = run_worker(','.join(light), path, args.device, repeats, args.timeout,
                            args.threads, args.keep_freed_memory)
@@ -433,6 +464,7 @@ def measure(data, methods: List[str], tmp: str, args, repeats: int,
                 results[method].update(times[method])
             else:
                 results[method] = dict(error=times.get('error', 'failed'))
+    results = {m: results[m] for m in methods}
     return dict(num_edges=num_edges, nnz=nnz, results=results, **row)
 
 

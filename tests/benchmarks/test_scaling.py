@@ -59,3 +59,52 @@ def test_scaling_benchmark_runs_both_orders(tmp_path):
     rows = [line for line in text.splitlines() if line.startswith('| 1')]
     assert [line.split('|')[2].strip() for line in rows] == ['random', 'locality']
     assert 'ReorderSimplices' in text
+
+
+def test_worker_reports_each_methods_peak_where_the_device_meters_it(scaling, tmp_path):
+    # A device that reports peak memory per call (CUDA) times several methods in one
+    # process and gives each its own peak; a stand-in meter here, on the CPU.
+    path = tmp_path / 'inputs.pt'
+    scaling.torch.save(scaling.operator_inputs(scaling.delaunay_complex(200)), path)
+    measured = []
+
+    def meter(device):
+        def measure(step):
+            step()
+            measured.append(device.type)
+            return 1.5 * len(measured)
+        return measure
+
+    out = scaling.worker('san,gat', str(path), 'cpu', 2, 1, meter=meter)
+    assert measured == ['cpu', 'cpu']  # one metered warm-up step per method
+    assert out['san']['peak_mb'] == 1.5 and out['gat']['peak_mb'] == 3.0
+    assert all(out[m]['repeats'] == 2 and out[m]['ms'] > 0 for m in ('san', 'gat'))
+    # Without a meter (the CPU), several methods get times only.
+    plain = scaling.worker('san,gat', str(path), 'cpu', 1, 1)
+    assert set(plain) == {'san', 'gat'} and 'peak_mb' not in plain['san']
+
+
+def test_cuda_runs_every_method_of_a_size_in_one_process(scaling, tmp_path, monkeypatch):
+    calls = []
+
+    def run_worker(methods, *args, **kwargs):  # as the worker answers
+        calls.append(methods)
+        one = dict(ms=1.0, peak_mb=2.0, repeats=1)
+        names = methods.split(',')
+        return {m: one for m in names} if len(names) > 1 else one
+
+    monkeypatch.setattr(scaling, 'run_worker', run_worker)
+    args = scaling.argparse.Namespace(device='cuda', quick=True, timeout=10, threads=1,
+                                      keep_freed_memory=False)
+    row = scaling.measure(scaling.delaunay_complex(3000), ['san', 'gat', 'dense'],
+                          str(tmp_path), args, 1, order='random', reorder_s=None)
+    assert calls == ['san,gat']  # dense is skipped above the --quick limit
+    assert list(row['results']) == ['san', 'gat', 'dense']
+    assert row['results']['dense'] == dict(skip='N x N: skipped by --quick')
+    assert row['results']['san'] == dict(ms=1.0, peak_mb=2.0, repeats=1)
+    # On the CPU: a process per method for its memory, then the fast ones together.
+    calls.clear()
+    args.device = 'cpu'
+    scaling.measure(scaling.delaunay_complex(3000), ['san', 'gat', 'dense'],
+                    str(tmp_path), args, 1, order='random', reorder_s=None)
+    assert calls == ['san', 'gat', 'san,gat']

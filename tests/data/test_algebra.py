@@ -122,6 +122,15 @@ def test_largest_eigenvalue_of_clustered_spectrum(dtype, rel):
     assert algebra.largest_eigenvalue(M, dtype) == pytest.approx(expected, rel=rel)
 
 
+@pytest.mark.parametrize('dtype', [np.int64, np.int32])
+def test_largest_eigenvalue_of_other_dtypes_in_double_precision(dtype):
+    # Integer entries: the products run in float64, not in the matrix's own type,
+    # which would truncate the Lanczos vectors.
+    M = mesh_gram(700).astype(dtype)
+    expected = np.linalg.eigvalsh(M.toarray().astype(np.float64))[-1]
+    assert algebra.largest_eigenvalue(M) == pytest.approx(expected, rel=1e-6)
+
+
 def test_largest_eigenvalue_of_invariant_start():
     # A multiple of the identity: the first step spans an invariant subspace.
     M = sp.diags_array(np.full(600, 3.0, dtype=np.float32)).tocsr()
