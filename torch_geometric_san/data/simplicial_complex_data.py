@@ -828,14 +828,17 @@ def _index(matrix: Union[sp.csr_array, sp.csc_array]) -> Tensor:
     # The [2, nnz] index of a compressed matrix with sorted indices: row 0 holds the
     # minor index (column of a CSR, row of a CSC), row 1 the major one, written in
     # place (a +1 where each major row starts, summed up) with no nnz-sized temporary.
-    index = np.empty((2, matrix.nnz), dtype=np.int64)
+    # Allocated by torch, not NumPy: NumPy advises the kernel to back large arrays with
+    # huge pages, whose faults can stall on memory compaction.
+    out = torch.empty((2, matrix.nnz), dtype=torch.int64)
+    index = out.numpy()
     index[0] = matrix.indices
     major = index[1]
     major[:] = 0
     starts = matrix.indptr[1:-1]
     np.add.at(major, starts[starts < matrix.nnz], 1)
     np.cumsum(major, out=major)
-    return torch.from_numpy(index)
+    return out
 
 
 def _weight(matrix: Union[sp.csr_array, sp.csc_array], dtype: torch.dtype,
