@@ -91,7 +91,8 @@ def build_model(name: str, num_features: List[int], num_classes: int,
         return MultiOrderSAN(num_features, hidden, num_layers=args.layers,
                              out_channels=num_classes, max_order=2, readout='sum',
                              combine='cat', dropout=dropout,
-                             conv_kwargs=dict(J_up=1, J_down=1, J_harmonic=0))
+                             conv_kwargs=dict(J_up=args.taps, J_down=args.taps,
+                                              J_harmonic=args.harmonic))
     if name == 'GIN':
         return GraphClassifier(GIN(num_features[0], hidden, args.layers, dropout=dropout),
                                global_add_pool, MLP(head, dropout=dropout, norm=None))
@@ -231,6 +232,11 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     parser.add_argument('--hidden', type=int, default=32)
     parser.add_argument('--layers', type=int, default=2)
     parser.add_argument('--dropout', type=float, default=0.2)
+    parser.add_argument('--taps', type=int, default=1,
+                        help="MultiOrderSAN's filter length J_up = J_down per order")
+    parser.add_argument('--harmonic', type=int, default=0,
+                        help="MultiOrderSAN's harmonic filter length J_harmonic (0: a "
+                        "skip connection)")
     parser.add_argument('--device', default='cpu')
     parser.add_argument('--threads', type=int, default=1,
                         help='torch CPU threads (default 1: faster on a busy CPU)')
@@ -277,7 +283,8 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
             f'best validation accuracy, mean ± std over the seeds '
             f'({", ".join(map(str, sorted({r["seed"] for r in runs})))}); '
             f'{args.epochs} epochs, batch {args.batch_size}, lr {args.lr}, hidden '
-            f'{args.hidden}, {args.layers} layers, dropout {args.dropout}.\n\n'
+            f'{args.hidden}, {args.layers} layers, dropout {args.dropout}; '
+            f'MultiOrderSAN J_up = J_down = {args.taps}, J_harmonic = {args.harmonic}.\n\n'
             f'{table}\n\nLifting all graphs to clique 2-complexes: {lift_time:.1f} s.\n')
     _common.print_report(args, text, TARGETS_TITLE, targets,
                          'the table of the results page')

@@ -73,3 +73,15 @@ def test_splits_and_arguments(tu_classification):
     assert args.results is None and args.seeds == [0] and args.dataset == 'PROTEINS'
     full = tu_classification.parse_args([])
     assert full.seeds == [0, 1, 2, 3, 4] and full.results.endswith('docs/results.md')
+
+
+def test_filter_lengths_reach_every_order(tu_classification):
+    args = tu_classification.parse_args(['--taps', '2', '--harmonic', '3'])
+    model = tu_classification.build_model('MultiOrderSAN', [3, 3, 3], 2, args)
+    convs = [m for m in model.modules() if type(m).__name__ == 'SANConv']
+    assert convs and all(c.J_harmonic == 3 for c in convs)
+    # Order 1 has both neighbourhoods; order 0 no lower one, order 2 no upper one.
+    assert {(c.J_up, c.J_down) for c in convs} == {(2, 0), (2, 2), (0, 2)}
+    default = tu_classification.build_model(
+        'MultiOrderSAN', [3, 3, 3], 2, tu_classification.parse_args([]))
+    assert {c.J_harmonic for c in default.modules() if type(c).__name__ == 'SANConv'} == {0}
