@@ -5,7 +5,7 @@ lifted to its clique 2-complex by ``LiftToCliqueComplex(max_order=2, lift_x=True
 (the node features reach the edges and triangles as the mean over their vertices)
 and classified by ``MultiOrderSAN``: two layers of one SANConv per order (nodes,
 edges, triangles) with messages between neighbouring orders, a sum readout of
-every order, concatenated, and an MLP. The baselines are
+every order (``--readout``), concatenated, and an MLP. The baselines are
 ``torch_geometric.nn.models.GIN`` and ``GAT`` on the graphs themselves, each
 followed by a global pooling (sum for GIN, mean for GAT) and the same MLP.
 
@@ -89,7 +89,8 @@ def build_model(name: str, num_features: List[int], num_classes: int,
     head = [hidden, hidden, num_classes]
     if name == 'MultiOrderSAN':
         return MultiOrderSAN(num_features, hidden, num_layers=args.layers,
-                             out_channels=num_classes, max_order=2, readout='sum',
+                             out_channels=num_classes, max_order=2,
+                             readout=args.readout,
                              combine='cat', dropout=dropout,
                              conv_kwargs=dict(J_up=args.taps, J_down=args.taps,
                                               J_harmonic=args.harmonic))
@@ -234,6 +235,8 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     parser.add_argument('--dropout', type=float, default=0.2)
     parser.add_argument('--taps', type=int, default=1,
                         help="MultiOrderSAN's filter length J_up = J_down per order")
+    parser.add_argument('--readout', choices=['sum', 'mean', 'max'], default='sum',
+                        help="MultiOrderSAN's pooling of each order")
     parser.add_argument('--harmonic', type=int, default=0,
                         help="MultiOrderSAN's harmonic filter length J_harmonic (0: a "
                         "skip connection)")
@@ -284,7 +287,8 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
             f'({", ".join(map(str, sorted({r["seed"] for r in runs})))}); '
             f'{args.epochs} epochs, batch {args.batch_size}, lr {args.lr}, hidden '
             f'{args.hidden}, {args.layers} layers, dropout {args.dropout}; '
-            f'MultiOrderSAN J_up = J_down = {args.taps}, J_harmonic = {args.harmonic}.\n\n'
+            f'MultiOrderSAN J_up = J_down = {args.taps}, J_harmonic = {args.harmonic}, '
+            f'{args.readout} readout.\n\n'
             f'{table}\n\nLifting all graphs to clique 2-complexes: {lift_time:.1f} s.\n')
     _common.print_report(args, text, TARGETS_TITLE, targets,
                          'the table of the results page')

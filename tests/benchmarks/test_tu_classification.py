@@ -76,12 +76,14 @@ def test_splits_and_arguments(tu_classification):
 
 
 def test_filter_lengths_reach_every_order(tu_classification):
-    args = tu_classification.parse_args(['--taps', '2', '--harmonic', '3'])
+    args = tu_classification.parse_args(['--taps', '2', '--harmonic', '3',
+                                         '--readout', 'mean'])
     model = tu_classification.build_model('MultiOrderSAN', [3, 3, 3], 2, args)
     convs = [m for m in model.modules() if type(m).__name__ == 'SANConv']
     assert convs and all(c.J_harmonic == 3 for c in convs)
     # Order 1 has both neighbourhoods; order 0 no lower one, order 2 no upper one.
     assert {(c.J_up, c.J_down) for c in convs} == {(2, 0), (2, 2), (0, 2)}
+    assert model.readout == 'mean'
     default = tu_classification.build_model(
         'MultiOrderSAN', [3, 3, 3], 2, tu_classification.parse_args([]))
     assert {c.J_harmonic for c in default.modules() if type(c).__name__ == 'SANConv'} == {0}
