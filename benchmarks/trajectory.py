@@ -60,9 +60,9 @@ Protocol (the paper's hyper-parameters, and our reading of what it leaves open):
   only a disabled ocean snippet, one trajectory per step). Each signal has
   its own attention coefficients, computed side by side for the whole batch
   on the shared pattern; larger batches share the fixed cost of each step
-  (synthetic flow, SAN, one thread, the 800 training signals once: 1.1 s in
-  batches of 8, 0.77 s of 16, 0.61 s of 32, 0.50 s of 64, measured at commit
-  51d4b6e). The validation split is one forward call per epoch;
+  (the notes of the "Table 1" section of docs/results.md give the time per
+  signal at several batch sizes). The validation split is one forward call per
+  epoch;
 * dropout 0.6 on the layer's output and in the readout MLP; 5 seeds (0-4)
   per (model, activation); a seed fixes the initialisation, dropout, the
   validation split and the batch order.
@@ -152,9 +152,8 @@ PAPER = {  # Table 1 of the paper: (synthetic, ocean) per activation
     'SAN (J_h = 0)': {'Id': (100.0, 97.1), 'ReLU': (100.0, 97.0), 'Tanh': (100.0, 97.5)},
     'SAN': {'Id': (100.0, 99.0), 'ReLU': (100.0, 98.5), 'Tanh': (100.0, 98.5)},
 }
-# One torch thread: with two, the quick run took 138 s instead of 12 s on the
-# shared 2-core machine (the sparse kernels on 4 features gain nothing from a
-# second thread, and lose much when the cores are busy).
+# One torch thread: the sparse kernels on 4 features gain nothing from a second
+# thread, and lose much when the other cores are busy.
 QUICK = dict(datasets=['synthetic'], models=['SAN', 'SAT', 'SCNN'], activations=['Tanh'],
              seeds=[0], max_epochs=15, num_train=300, num_test=100, threads=1)
 
