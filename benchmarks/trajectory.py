@@ -79,12 +79,17 @@ the runs in N processes (one per core; each with one torch thread unless
 cell for its first seeds; ``--report-only`` rebuilds the tables from the JSON
 of a stopped run. On a busy or small CPU, ``--threads 1`` avoids
 oversubscription (two threads in one process were several times slower than
-one on the shared 2-core machine).
+one on the shared 2-core machine). ``--compile`` trains each model compiled by
+``torch.compile`` (validation and tests stay eager), with dropout drawing from
+PyTorch's generator as in eager mode, so that a seed trains the same model up to
+floating-point rounding; the first run of each dataset, model and activation in a
+worker pays the compilation (the results page measures what it gains).
 
 Examples::
 
     python benchmarks/trajectory.py --quick          # synthetic flow, < 1 min
     python benchmarks/trajectory.py --workers 2      # the full Table 1, 2 cores
+    python benchmarks/trajectory.py --workers 2 --compile
     python benchmarks/trajectory.py --datasets ocean --models SAN SAT --seeds 0 1
 """
 import argparse
@@ -245,6 +250,14 @@ def train_run(name: str, act: str, seed: int, data: Dict[str, Split],
     num_classes = int(train.y.max()) + 1
     shape = (name, act, train.x.size(1), num_classes, args.readout_layers)
     model = build_model(*shape).to(device)
+    # The training step compiled (a new model of the same architecture reuses the
+    # compiled code of the first in this process); validation and tests run eagerly.
+    # Dropout draws from PyTorch's generator, as in eager mode (Inductor's own
+    # random numbers would make a seed train another model than without --compile).
+    if args.compile:
+        from torch._inductor import config as inductor_config
+        inductor_config.fallback_random = True
+    forward = torch.compile(model) if args.compile else model
 
     perm = torch.randperm(train.x.size(0), generator=torch.Generator().manual_seed(seed))
     num_val = max(1, round(args.val_fraction * train.x.size(0)))
@@ -270,7 +283,7 @@ def train_run(name: str, act: str, seed: int, data: Dict[str, Split],
         for i in range(0, order.numel(), batch_size):
             batch = order[i:i + batch_size]
             optimizer.zero_grad()
-            loss = F.cross_entropy(model(train.x[batch], train.operators(batch)),
+            loss = F.cross_entropy(forward(train.x[batch], train.operators(batch)),
                                    train.y[batch])
             loss.backward()
             optimizer.step()
@@ -542,6 +555,10 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
                         'first ones of the split); default: all')
     parser.add_argument('--num-test', type=int)
     parser.add_argument('--device', default='cpu')
+    parser.add_argument('--compile', action='store_true',
+                        help='train with the model compiled by torch.compile (the '
+                        'validation and test passes run eagerly); compiling takes '
+                        'seconds per dataset, model and activation in each worker')
     _common.add_workers_argument(parser)
     parser.add_argument('--root', default=str(_common.REPO / 'data'),
                         help='dataset root (processed files; raw files in <root>/*/raw)')

@@ -131,3 +131,27 @@ def test_workers_and_report_only(trajectory, tmp_path):
     text = results.read_text()
     assert '**Partial results:** 1 of the 3 runs' in text and 'synthetic SAT Tanh 0' in text
     assert trajectory.TARGETS_TITLE in text
+
+
+def test_compiled_training_matches_eager(trajectory, tmp_path, monkeypatch):
+    # --compile trains the same model as eager mode: dropout draws from PyTorch's
+    # generator (Inductor's fallback_random, which the test restores afterwards).
+    import torch._dynamo
+    from torch._inductor import config as inductor_config
+    monkeypatch.setattr(inductor_config, 'fallback_random', False)
+    runs = {}
+    torch._dynamo.reset()
+    for name, extra in (('eager', []), ('compiled', ['--compile'])):
+        before = torch._dynamo.utils.counters['stats']['unique_graphs']
+        out = trajectory.main(['--datasets', 'synthetic', '--models', 'SAN', *TINY,
+                               '--root', str(tmp_path / 'data'),
+                               '--output', str(tmp_path / name), '--no-results', *extra])
+        graphs = torch._dynamo.utils.counters['stats']['unique_graphs'] - before
+        assert (graphs > 0) == (name == 'compiled')
+        runs[name] = out['runs'][0]
+    eager, compiled = runs['eager'], runs['compiled']
+    assert compiled['epochs'] == eager['epochs']
+    assert compiled['val_loss'] == pytest.approx(eager['val_loss'], rel=1e-4)
+    for key in ('test_acc_default', 'test_acc_random', 'paper_acc_default'):
+        assert compiled[key] == eager[key]
+    assert inductor_config.fallback_random
