@@ -423,6 +423,9 @@ WORKER: Dict[str, Any] = {}
 def _prepare_worker(args: argparse.Namespace, position: int) -> None:
     WORKER.clear()
     WORKER.update(args=args, device=torch.device(args.device), position=position)
+    if getattr(args, 'keep_freed_memory', False):
+        from torch_geometric_san.utils import keep_freed_memory
+        keep_freed_memory()
 
 
 def _start_worker(args: argparse.Namespace, slots) -> None:
@@ -467,13 +470,17 @@ def print_report(args: argparse.Namespace, text: str, title: str, targets: str,
 
 
 def add_workers_argument(parser: argparse.ArgumentParser) -> None:
-    """``--workers`` and ``--threads`` of :func:`run_tasks`."""
+    """``--workers``, ``--threads`` and ``--keep-freed-memory`` of :func:`run_tasks`."""
     parser.add_argument('--workers', type=int, default=1,
                         help='train in this many processes (e.g. one per CPU core), '
                         'each on its own copy of the data')
     parser.add_argument('--threads', type=int,
                         help='torch CPU threads (per worker; default: torch\'s own, '
                         '1 in each worker of --workers)')
+    parser.add_argument('--keep-freed-memory', action='store_true',
+                        help='call torch_geometric_san.utils.keep_freed_memory() in '
+                        'each worker (glibc malloc keeps freed memory for the next '
+                        'steps instead of page-faulting it afresh)')
 
 
 def set_threads(args: argparse.Namespace) -> None:

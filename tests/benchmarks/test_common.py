@@ -148,3 +148,20 @@ def test_run_log_resumes(common, tmp_path):
     assert [s['command'] for s in resumed.sessions] == ['cmd 1', 'cmd 2']
     assert resumed.data_time() == {'synthetic': 2.0}
     assert not common.RunLog(str(path), False, 'cmd 3', 'cpu', {}).runs
+
+
+def test_run_tasks_keeps_freed_memory_where_asked(common, monkeypatch):
+    import argparse
+
+    import torch_geometric_san.utils as utils
+    calls = []
+    monkeypatch.setattr(utils, 'keep_freed_memory', lambda: calls.append(1) or True)
+    parser = argparse.ArgumentParser()
+    common.add_workers_argument(parser)
+    parser.add_argument('--device', default='cpu')
+    for argv, expected in (([], []), (['--keep-freed-memory'], [1])):
+        calls.clear()
+        out = []
+        common.run_tasks([(1,), (2,)], lambda x: x * 10, parser.parse_args(argv),
+                         out.append)
+        assert out == [10, 20] and calls == expected
