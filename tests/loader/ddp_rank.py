@@ -65,5 +65,9 @@ def run(rank: int, world: int, port: int, path: str, out: str) -> None:
             batches.append(batch)
         torch.save(dict(batches=batches, state=model.module.state_dict()),
                    os.path.join(out, f'{rank}.pt'))
+        # DDP's reducer goes while the group lives on: the group's last reference
+        # dropped by the reducer's deallocation, under the GIL, once deadlocked with a
+        # gloo thread that needed the GIL to release its last work.
+        del model, optimizer
     finally:
         dist.destroy_process_group()

@@ -3,8 +3,10 @@ loopback interface, each sampling its own share of the seeds, train exactly as o
 process that averages the two ranks' losses step by step."""
 import socket
 import sys
+import time
 from pathlib import Path
 
+import pytest
 import torch
 import torch.multiprocessing as mp
 
@@ -14,6 +16,7 @@ import ddp_rank  # noqa: E402
 from tests.loader.conftest import delaunay  # noqa: E402
 
 WORLD = 2
+TIMEOUT = 300  # seconds for both ranks (they take a few)
 
 
 def free_port() -> int:
@@ -28,8 +31,14 @@ def test_ddp_training_equals_one_process(tmp_path):
                          generator=torch.Generator().manual_seed(5))
     seeds = torch.arange(0, data.num_simplices(1), 2)[:WORLD * ddp_rank.BATCH * 3]
     torch.save((data, seeds), tmp_path / 'data.pt')
-    mp.spawn(ddp_rank.run, args=(WORLD, free_port(), str(tmp_path / 'data.pt'),
-                                 str(tmp_path)), nprocs=WORLD, join=True)
+    spawned = mp.spawn(ddp_rank.run, args=(WORLD, free_port(), str(tmp_path / 'data.pt'),
+                                           str(tmp_path)), nprocs=WORLD, join=False)
+    deadline = time.monotonic() + TIMEOUT
+    while not spawned.join(timeout=1):  # raises if a rank failed
+        if time.monotonic() > deadline:  # a hang fails the test, not the whole run
+            for process in spawned.processes:
+                process.kill()
+            pytest.fail(f"the {WORLD} ranks did not finish within {TIMEOUT} s")
     ranks = [torch.load(tmp_path / f'{rank}.pt', weights_only=False)
              for rank in range(WORLD)]
 
