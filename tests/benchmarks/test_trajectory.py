@@ -133,25 +133,28 @@ def test_workers_and_report_only(trajectory, tmp_path):
     assert trajectory.TARGETS_TITLE in text
 
 
-def test_compiled_training_matches_eager(trajectory, tmp_path, monkeypatch):
+def test_compiled_training_matches_eager(trajectory, tmp_path):
     # --compile trains the same model as eager mode: dropout draws from PyTorch's
-    # generator (Inductor's fallback_random, which the test restores afterwards).
+    # generator (Inductor's fallback_random, which the script sets and the test's
+    # config patch restores afterwards).
     import torch._dynamo
     from torch._inductor import config as inductor_config
-    monkeypatch.setattr(inductor_config, 'fallback_random', False)
     runs = {}
     torch._dynamo.reset()
-    for name, extra in (('eager', []), ('compiled', ['--compile'])):
-        before = torch._dynamo.utils.counters['stats']['unique_graphs']
-        out = trajectory.main(['--datasets', 'synthetic', '--models', 'SAN', *TINY,
-                               '--root', str(tmp_path / 'data'),
-                               '--output', str(tmp_path / name), '--no-results', *extra])
-        graphs = torch._dynamo.utils.counters['stats']['unique_graphs'] - before
-        assert (graphs > 0) == (name == 'compiled')
-        runs[name] = out['runs'][0]
+    with inductor_config.patch(fallback_random=False):
+        for name, extra in (('eager', []), ('compiled', ['--compile'])):
+            before = torch._dynamo.utils.counters['stats']['unique_graphs']
+            out = trajectory.main(['--datasets', 'synthetic', '--models', 'SAN', *TINY,
+                                   '--root', str(tmp_path / 'data'),
+                                   '--output', str(tmp_path / name), '--no-results',
+                                   *extra])
+            graphs = torch._dynamo.utils.counters['stats']['unique_graphs'] - before
+            assert (graphs > 0) == (name == 'compiled')
+            runs[name] = out['runs'][0]
+        assert inductor_config.fallback_random
+    assert not inductor_config.fallback_random
     eager, compiled = runs['eager'], runs['compiled']
     assert compiled['epochs'] == eager['epochs']
     assert compiled['val_loss'] == pytest.approx(eager['val_loss'], rel=1e-4)
     for key in ('test_acc_default', 'test_acc_random', 'paper_acc_default'):
         assert compiled[key] == eager[key]
-    assert inductor_config.fallback_random
