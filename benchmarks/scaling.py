@@ -266,6 +266,16 @@ def run_worker(method: str, path: str, device: str, repeats: int,
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
+def merge(results: Dict, methods: List[str], answer: Dict) -> None:
+    """Adds a worker's answer for several :obj:`methods` to :obj:`results` (its
+    error for each method it lacks)."""
+    for method in methods:
+        if method in answer:
+            results.setdefault(method, {}).update(answer[method])
+        else:
+            results[method] = dict(error=answer.get('error', 'failed'))
+
+
 def fmt(value: Optional[float], digits: int = 1) -> str:
     return '—' if value is None else f'{value:,.{digits}f}'
 
@@ -438,32 +448,24 @@ def measure(data, methods: List[str], tmp: str, args, repeats: int,
     results = {method: dict(skip=reason) for method in methods
                if (reason := available(method, num_edges, limit))}
     runnable = [m for m in methods if m not in results]
-    if args.device.startswith('cuda') and runnable:
+
+    def run(names: List[str], steps: int) -> Dict:
+        return run_worker(','.join(names), path, args.device, steps, args.timeout,
+                          args.threads, args.keep_freed_memory)
+
+    if args.device.startswith('cuda') and len(runnable) > 1:
         # CUDA reports each method's peak memory in-process: one process per size,
         # every method timed round-robin (and CUDA initialised once).
-        together = run_worker(','.join(runnable), path, args.device, repeats,
-                              args.timeout, args.threads, args.keep_freed_memory)
+        merge(results, runnable, run(runnable, repeats))
+    else:
+        interleave = len([m for m in runnable if m in INTERLEAVED]) > 1
         for method in runnable:
-            results[method] = together.get(method) or dict(
-                error=together.get('error', 'failed'))
-        return dict(num_edges=num_edges, nnz=nnz,
-                    results={m: results[m] for m in methods}, **row)
-    interleave = len([m for m in runnable if m in INTERLEAVED]) > 1
-    for method in runnable:
-        one_step = interleave and method in INTERLEAVED
-        results[method] = run_worker(
-            method, path, args.device, 1 if one_step else repeats, args.timeout,
-            args.threads, args.keep_freed_memory)
-    # The fast methods: peak memory above (one step), times round-robin.
-    light = [m for m in runnable if m in INTERLEAVED and 'peak_mb' in results[m]]
-    if interleave and light:
-        times = run_worker(','.join(light), path, args.device, repeats, args.timeout,
-                           args.threads, args.keep_freed_memory)
-        for method in light:
-            if method in times:
-                results[method].update(times[method])
-            else:
-                results[method] = dict(error=times.get('error', 'failed'))
+            one_step = interleave and method in INTERLEAVED
+            results[method] = run([method], 1 if one_step else repeats)
+        # The fast methods: peak memory above (one step), times round-robin.
+        light = [m for m in runnable if m in INTERLEAVED and 'peak_mb' in results[m]]
+        if interleave and light:
+            merge(results, light, run(light, repeats))
     results = {m: results[m] for m in methods}
     return dict(num_edges=num_edges, nnz=nnz, results=results, **row)
 

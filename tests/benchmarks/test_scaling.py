@@ -102,6 +102,12 @@ def test_cuda_runs_every_method_of_a_size_in_one_process(scaling, tmp_path, monk
     assert list(row['results']) == ['san', 'gat', 'dense']
     assert row['results']['dense'] == dict(skip='N x N: skipped by --quick')
     assert row['results']['san'] == dict(ms=1.0, peak_mb=2.0, repeats=1)
+    # One method left on CUDA: a process of its own, whose answer is the method's.
+    calls.clear()
+    row = scaling.measure(scaling.delaunay_complex(3000), ['san', 'dense'],
+                          str(tmp_path), args, 1, order='random', reorder_s=None)
+    assert calls == ['san']
+    assert row['results']['san'] == dict(ms=1.0, peak_mb=2.0, repeats=1)
     # On the CPU: a process per method for its memory, then the fast ones together.
     calls.clear()
     args.device = 'cpu'
