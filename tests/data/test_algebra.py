@@ -105,12 +105,9 @@ def mesh_gram(points: int, seed: int = 0) -> sp.csr_array:
     from scipy.spatial import Delaunay
     xy = np.random.default_rng(seed).random((points, 2))
     triangles = np.sort(Delaunay(xy).simplices, axis=1)
-    faces = np.concatenate([triangles[:, [1, 2]], triangles[:, [0, 2]],
-                            triangles[:, [0, 1]]])
-    rows = np.unique(faces, axis=0, return_inverse=True)[1].ravel()
-    columns = np.tile(np.arange(len(triangles)), 3)
-    signs = np.repeat(np.array([1.0, -1.0, 1.0], np.float32), len(triangles))
-    B2 = sp.csc_array((signs, (rows, columns)))
+    edges = algebra.close_under_faces([np.arange(points)[:, None],
+                                       np.zeros((0, 2), np.int64), triangles])[1]
+    B2 = algebra.boundary_matrix(triangles, edges)
     return (B2.T @ B2).tocsr()
 
 
