@@ -1,3 +1,5 @@
+import copy
+import inspect
 from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
 import torch
@@ -7,6 +9,7 @@ from torch import Tensor
 from torch_geometric.data import Batch, Data
 from torch_geometric.nn import MLP
 from torch_geometric.nn.dense.linear import Linear
+from torch_geometric.nn.resolver import normalization_resolver
 
 from torch_geometric_san.nn.conv import SANConv
 from torch_geometric_san.nn.models.san import READOUTS, _resolve_act
@@ -27,10 +30,11 @@ class MultiOrderSAN(torch.nn.Module):
 
     .. math::
         \mathbf{Z}_k^{(l+1)} = \mathrm{dropout}\left(\sigma\left(
+        \mathrm{norm}_{l,k}\left(
         \mathrm{SANConv}_{l,k}\left(\mathbf{Z}_k^{(l)}\right) +
         |\mathbf{B}_k|^{\top}\mathbf{Z}_{k-1}^{(l)}\mathbf{W}^{(\uparrow)}_{l,k}
         + |\mathbf{B}_{k+1}|\,\mathbf{Z}_{k+1}^{(l)}
-        \mathbf{W}^{(\downarrow)}_{l,k}\right)\right),
+        \mathbf{W}^{(\downarrow)}_{l,k}\right)\right)\right),
 
     where :math:`|\mathbf{B}_k|` holds the absolute values of the boundary
     matrix :math:`\mathbf{B}_k` (:math:`[N_{k-1}, N_k]`): a :math:`k`-simplex
@@ -96,6 +100,21 @@ class MultiOrderSAN(torch.nn.Module):
             (default: :obj:`"relu"`)
         dropout (float, optional): Dropout probability of the features after
             each layer and inside the output MLP. (default: :obj:`0.0`)
+        norm (str or Callable, optional): The normalisation of each layer's
+            output per order (:math:`\mathrm{norm}_{l,k}`, own parameters per
+            layer and order), before the activation, as in PyG's
+            :class:`~torch_geometric.nn.models.GIN`: a name of
+            :func:`torch_geometric.nn.resolver.normalization_resolver`, e.g.
+            :obj:`"batch_norm"`, :obj:`"layer_norm"` or :obj:`"graph_norm"`
+            (those that take a :obj:`batch` normalise each complex's
+            :math:`k`-simplices on their own), or :obj:`None` for none.
+            Batch normalisation in training needs two or more
+            :math:`k`-simplices per batch for every order, unless
+            :obj:`norm_kwargs=dict(allow_single_element=True)`; an order
+            without simplices in a batch is left as it is.
+            (default: :obj:`None`)
+        norm_kwargs (dict, optional): Arguments of the normalisation.
+            (default: :obj:`None`)
         conv_kwargs (dict, optional): Arguments of every
             :class:`~torch_geometric_san.nn.conv.SANConv`, e.g.
             :obj:`dict(J_up=2, J_down=2, J_harmonic=2, heads=2)`; the heads are
@@ -140,6 +159,8 @@ class MultiOrderSAN(torch.nn.Module):
         act: Union[str, Callable, None] = 'relu',
         dropout: float = 0.0,
         conv_kwargs: Optional[Dict[str, Any]] = None,
+        norm: Union[str, Callable, None] = None,
+        norm_kwargs: Optional[Dict[str, Any]] = None,
     ):
         super().__init__()
         check_int(max_order, "'max_order' (use SAN for one order)", minimum=1)
@@ -201,6 +222,19 @@ class MultiOrderSAN(torch.nn.Module):
             channels = [layer.out_channels] * (max_order + 1)
         self._inputs = sorted(self.layers[0].inputs)
 
+        # norm_{l,k}: one module per layer and computed order (identities
+        # without a normalisation).
+        self.norm = norm if isinstance(norm, str) else None
+        norm_layer = normalization_resolver(norm, channels[0], **(norm_kwargs or {}))
+        self.norms = torch.nn.ModuleList([
+            torch.nn.ModuleDict({str(k): copy.deepcopy(norm_layer)
+                                 if norm_layer is not None else torch.nn.Identity()
+                                 for k in targets})
+            for targets in outputs])
+        self.supports_norm_batch = (
+            norm_layer is not None
+            and 'batch' in inspect.signature(norm_layer.forward).parameters)
+
         pooled_orders = max_order + 1 if readout is not None and combine == 'cat' else 1
         first = channels[0] * pooled_orders
         self.mlp = MLP([first] + [first] * (readout_layers - 1) + [out_channels],
@@ -221,6 +255,10 @@ class MultiOrderSAN(torch.nn.Module):
         r"""Resets all learnable parameters of the module."""
         for layer in self.layers:
             layer.reset_parameters()
+        for norms in self.norms:
+            for norm in norms.values():
+                if hasattr(norm, 'reset_parameters'):
+                    norm.reset_parameters()
         self.mlp.reset_parameters()
 
     def forward(self, data: Data) -> Tensor:
@@ -261,26 +299,37 @@ class MultiOrderSAN(torch.nn.Module):
         incidence = {k: _unsigned(ops[k - 1].coboundary)
                      for k in self._inputs if self.inter_order and k - 1 in ops}
 
-        for layer in self.layers:
+        num_graphs = data.num_graphs if isinstance(data, Batch) else 1
+        for layer, norms in zip(self.layers, self.norms):
             xs = layer(xs, ops, incidence)
-            xs = {k: F.dropout(self.act(x), p=self.dropout, training=self.training)
+            xs = {k: F.dropout(self.act(self._normalise(norms[str(k)], x, data, k,
+                                                        num_graphs)),
+                               p=self.dropout, training=self.training)
                   for k, x in xs.items()}
 
         if self.readout is None:
             assert self.order is not None
             return self.mlp(xs[self.order])
-        num_graphs = data.num_graphs if isinstance(data, Batch) else 1
         pooled = [READOUTS[self.readout](xs[k], data.simplex_batch(k), size=num_graphs)
                   for k in range(self.max_order + 1)]
         out = (torch.cat(pooled, dim=-1) if self.combine == 'cat' else
                torch.stack(pooled).sum(0))
         return self.mlp(out)
 
+    def _normalise(self, norm: torch.nn.Module, x: Tensor, data: Data, k: int,
+                   num_graphs: int) -> Tensor:
+        if x.size(0) == 0 or isinstance(norm, torch.nn.Identity):
+            return x
+        if self.supports_norm_batch:
+            return norm(x, data.simplex_batch(k), num_graphs)
+        return norm(x)
+
     def __repr__(self) -> str:
         return (f'{self.__class__.__name__}({self.in_channels}, '
                 f'{self.out_channels}, num_layers={self.num_layers}, '
                 f'max_order={self.max_order}, readout={self.readout!r}, '
-                f'order={self.order}, inter_order={self.inter_order})')
+                f'order={self.order}, inter_order={self.inter_order}, '
+                f'norm={self.norm})')
 
 
 class _MultiOrderLayer(torch.nn.Module):
