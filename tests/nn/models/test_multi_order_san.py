@@ -115,6 +115,63 @@ def test_empty_orders_in_a_batch(kit, readout):
     assert per_triangle(complexes[1]).shape == (0, 2)
 
 
+def standardise(h, groups):
+    # (h - mean) / sqrt(biased var + eps) per column, within each group of rows.
+    out = torch.empty_like(h)
+    for rows in groups:
+        part = h[rows]
+        out[rows] = (part - part.mean(0)) / (part.var(0, unbiased=False) + 1e-5).sqrt()
+    return out
+
+
+@pytest.mark.parametrize('norm', ['batch_norm', 'graph_norm'])
+def test_normalisation_of_each_layer_and_order(kit, norm):
+    # One layer, no activation: the output is the MLP of the sum readouts of
+    # norm_k(layer_k), with batch normalisation over the whole batch and graph
+    # normalisation over each complex's k-simplices (both at initialisation,
+    # in training mode).
+    complexes = [with_signals(kit.delaunay(n, seed=n), seed=n) for n in (9, 12, 10)]
+    batch = next(iter(DataLoader(complexes, batch_size=3)))
+    net = model([3, 4, 2], 6, num_layers=1, out_channels=2, act='identity',
+                norm=norm)
+    assert sorted(net.norms[0]) == ['0', '1', '2']
+    assert net.supports_norm_batch == (norm == 'graph_norm')
+    layer = net.layers[0]
+    hs = layer({k: batch[f'x_{k}'] for k in range(3)},
+               {k: batch.operators(k) for k in range(3)},
+               {k: unsigned(batch.operators(k - 1).coboundary) for k in (1, 2)})
+    pooled = []
+    for k in range(3):
+        owner = batch.simplex_batch(k)
+        groups = [owner == g for g in range(3)] if norm == 'graph_norm' else [
+            torch.ones_like(owner, dtype=torch.bool)]
+        z = standardise(hs[k], groups)
+        pooled.append(torch.stack([z[owner == g].sum(0) for g in range(3)]))
+    expected = net.mlp(torch.cat(pooled, dim=-1))
+    assert torch.allclose(net(batch), expected, atol=1e-10)
+    # Batch normalisation tracked the batch's statistics; in evaluation mode
+    # graph normalisation still treats each complex on its own.
+    if norm == 'batch_norm':
+        assert torch.allclose(net.norms[0]['1'].module.running_mean,
+                              0.1 * hs[1].mean(0), atol=1e-10)
+    else:
+        net.eval()
+        alone = torch.cat([net(data) for data in complexes])
+        assert torch.allclose(net(batch), alone, atol=1e-10)
+
+
+def test_normalisation_with_an_order_empty_in_the_batch(kit):
+    complexes = [with_signals(kit.delaunay(n, seed=n, drop_triangles=10 ** 6), seed=n)
+                 for n in (9, 8)]
+    batch = next(iter(DataLoader(complexes, batch_size=2)))
+    assert batch.num_simplices(2) == 0
+    net = model([3, 4, 2], 4, num_layers=2, out_channels=2, norm='batch_norm')
+    out = net(batch)
+    assert out.shape == (2, 2) and torch.isfinite(out).all()
+    # The empty order left the triangles' statistics as they were.
+    assert torch.equal(net.norms[0]['2'].module.running_mean, torch.zeros(4).double())
+
+
 def test_gradients_reach_every_parameter(kit):
     complexes = [with_signals(kit.delaunay(n, seed=n), seed=n) for n in (9, 12)]
     batch = next(iter(DataLoader(complexes, batch_size=2)))
@@ -173,7 +230,8 @@ def test_input_is_not_modified_and_reset_parameters(kit):
     data = with_signals(kit.delaunay(10))
     before = {key: value.clone() for key, value in data.items()
               if isinstance(value, torch.Tensor)}
-    net = model([3, 4, 2], 4, num_layers=2, out_channels=2, dropout=0.3)
+    net = model([3, 4, 2], 4, num_layers=2, out_channels=2, dropout=0.3,
+                norm='graph_norm')
     out = net.eval()(data)
     for key, value in before.items():
         assert torch.equal(data[key], value), key
@@ -195,7 +253,9 @@ def test_input_is_not_modified_and_reset_parameters(kit):
 def test_repr():
     net = MultiOrderSAN(3, 8, num_layers=2, out_channels=2)
     assert str(net) == ("MultiOrderSAN([3, 3, 3], 2, num_layers=2, max_order=2, "
-                        "readout='sum', order=None, inter_order=True)")
+                        "readout='sum', order=None, inter_order=True, norm=None)")
+    net = MultiOrderSAN(3, 8, num_layers=2, out_channels=2, norm='batch_norm')
+    assert str(net).endswith("norm='batch_norm')")
 
 
 def test_invalid_arguments_and_input(kit):
@@ -221,6 +281,8 @@ def test_invalid_arguments_and_input(kit):
         MultiOrderSAN(3, 8, 2, 1, inter_order='yes')
     with pytest.raises(ValueError, match="concat"):
         MultiOrderSAN(3, 8, 2, 1, conv_kwargs=dict(concat=False))
+    with pytest.raises(ValueError, match="Could not resolve 'foo_norm'"):
+        MultiOrderSAN(3, 8, 2, 1, norm='foo_norm')
     with pytest.raises(ValueError, match="eps"):  # conv_kwargs reach SANConv
         MultiOrderSAN(3, 8, 2, 1, conv_kwargs=dict(eps=3.0))
 

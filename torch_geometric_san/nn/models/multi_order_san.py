@@ -329,7 +329,7 @@ class MultiOrderSAN(torch.nn.Module):
                 f'{self.out_channels}, num_layers={self.num_layers}, '
                 f'max_order={self.max_order}, readout={self.readout!r}, '
                 f'order={self.order}, inter_order={self.inter_order}, '
-                f'norm={self.norm})')
+                f'norm={self.norm!r})')
 
 
 class _MultiOrderLayer(torch.nn.Module):
