@@ -90,7 +90,7 @@ def build_model(name: str, num_features: List[int], num_classes: int,
     if name == 'MultiOrderSAN':
         return MultiOrderSAN(num_features, hidden, num_layers=args.layers,
                              out_channels=num_classes, max_order=2,
-                             readout=args.readout, norm=args.norm,
+                             readout=args.readout, norm=args.norm, jk=args.jk,
                              combine='cat', dropout=dropout,
                              conv_kwargs=dict(J_up=args.taps, J_down=args.taps,
                                               J_harmonic=args.harmonic))
@@ -243,6 +243,10 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     parser.add_argument('--norm', choices=['batch_norm', 'layer_norm', 'graph_norm'],
                         help="MultiOrderSAN's normalisation of each layer's output per "
                         "order (default: none)")
+    parser.add_argument('--jk', choices=['cat', 'max', 'lstm'],
+                        help="MultiOrderSAN's jumping knowledge: every layer's output "
+                        "per order combined before the readout (default: the last "
+                        "layer's)")
     parser.add_argument('--device', default='cpu')
     parser.add_argument('--threads', type=int, default=1,
                         help='torch CPU threads (default 1: faster on a busy CPU)')
@@ -291,7 +295,8 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
             f'{args.epochs} epochs, batch {args.batch_size}, lr {args.lr}, hidden '
             f'{args.hidden}, {args.layers} layers, dropout {args.dropout}; '
             f'MultiOrderSAN J_up = J_down = {args.taps}, J_harmonic = {args.harmonic}, '
-            f'{args.readout} readout, normalisation {args.norm or "none"}.\n\n'
+            f'{args.readout} readout, normalisation {args.norm or "none"}, jumping '
+            f'knowledge {args.jk or "none"}.\n\n'
             f'{table}\n\nLifting all graphs to clique 2-complexes: {lift_time:.1f} s.\n')
     _common.print_report(args, text, TARGETS_TITLE, targets,
                          'the table of the results page')

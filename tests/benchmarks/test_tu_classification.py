@@ -87,3 +87,13 @@ def test_filter_lengths_reach_every_order(tu_classification):
     default = tu_classification.build_model(
         'MultiOrderSAN', [3, 3, 3], 2, tu_classification.parse_args([]))
     assert {c.J_harmonic for c in default.modules() if type(c).__name__ == 'SANConv'} == {0}
+
+
+def test_normalisation_and_jumping_knowledge_options(tu_classification):
+    args = tu_classification.parse_args(['--norm', 'graph_norm', '--jk', 'cat'])
+    model = tu_classification.build_model('MultiOrderSAN', [3, 3, 3], 2, args)
+    assert model.norm == 'graph_norm' and model.jk_mode == 'cat'
+    assert model.mlp.channel_list[0] == 3 * args.hidden * args.layers
+    default = tu_classification.build_model(
+        'MultiOrderSAN', [3, 3, 3], 2, tu_classification.parse_args([]))
+    assert default.norm is None and default.jk_mode is None

@@ -103,7 +103,8 @@ def test_empty_orders_in_a_batch(kit, readout):
     for i, data in enumerate(complexes):
         with_signals(data, seed=i)
     assert complexes[1].num_simplices(2) == 0
-    net = model([3, 4, 2], 4, num_layers=2, out_channels=2, readout=readout).eval()
+    net = model([3, 4, 2], 4, num_layers=2, out_channels=2, readout=readout,
+                jk='lstm').eval()
     for size in (3, 2):
         batch = next(iter(DataLoader(complexes[3 - size:], batch_size=size)))
         out = net(batch)
@@ -172,6 +173,29 @@ def test_normalisation_with_an_order_empty_in_the_batch(kit):
     assert torch.equal(net.norms[0]['2'].module.running_mean, torch.zeros(4).double())
 
 
+@pytest.mark.parametrize('jk', ['cat', 'max'])
+def test_jumping_knowledge_combines_every_layer(kit, jk):
+    complexes = [with_signals(kit.delaunay(n, seed=n), seed=n) for n in (9, 12)]
+    batch = next(iter(DataLoader(complexes, batch_size=2)))
+    net = model([3, 4, 2], 6, num_layers=2, out_channels=2, jk=jk).eval()
+    ops = {k: batch.operators(k) for k in range(3)}
+    incidence = {k: unsigned(batch.operators(k - 1).coboundary) for k in (1, 2)}
+    first = {k: F.relu(z) for k, z in net.layers[0](
+        {k: batch[f'x_{k}'] for k in range(3)}, ops, incidence).items()}
+    second = {k: F.relu(z) for k, z in net.layers[1](first, ops, incidence).items()}
+    combined = [torch.cat([first[k], second[k]], dim=-1) if jk == 'cat' else
+                torch.maximum(first[k], second[k]) for k in range(3)]
+    pooled = [torch.stack([z[batch.simplex_batch(k) == g].sum(0) for g in range(2)])
+              for k, z in enumerate(combined)]
+    assert net.mlp.channel_list[0] == 3 * 6 * (2 if jk == 'cat' else 1)
+    assert torch.allclose(net(batch), net.mlp(torch.cat(pooled, dim=-1)), atol=1e-10)
+    # Per simplex: the JK of the output order only.
+    per_edge = model([3, 4, 2], 6, num_layers=2, out_channels=2, jk=jk, readout=None,
+                     order=1)
+    assert list(per_edge.jk) == ['1']
+    assert per_edge(batch).shape == (batch.num_simplices(1), 2)
+
+
 def test_gradients_reach_every_parameter(kit):
     complexes = [with_signals(kit.delaunay(n, seed=n), seed=n) for n in (9, 12)]
     batch = next(iter(DataLoader(complexes, batch_size=2)))
@@ -231,7 +255,7 @@ def test_input_is_not_modified_and_reset_parameters(kit):
     before = {key: value.clone() for key, value in data.items()
               if isinstance(value, torch.Tensor)}
     net = model([3, 4, 2], 4, num_layers=2, out_channels=2, dropout=0.3,
-                norm='graph_norm')
+                norm='graph_norm', jk='lstm')
     out = net.eval()(data)
     for key, value in before.items():
         assert torch.equal(data[key], value), key
@@ -253,9 +277,10 @@ def test_input_is_not_modified_and_reset_parameters(kit):
 def test_repr():
     net = MultiOrderSAN(3, 8, num_layers=2, out_channels=2)
     assert str(net) == ("MultiOrderSAN([3, 3, 3], 2, num_layers=2, max_order=2, "
-                        "readout='sum', order=None, inter_order=True, norm=None)")
-    net = MultiOrderSAN(3, 8, num_layers=2, out_channels=2, norm='batch_norm')
-    assert str(net).endswith("norm='batch_norm')")
+                        "readout='sum', order=None, inter_order=True, norm=None, "
+                        "jk=None)")
+    net = MultiOrderSAN(3, 8, num_layers=2, out_channels=2, norm='batch_norm', jk='cat')
+    assert str(net).endswith("norm='batch_norm', jk='cat')")
 
 
 def test_invalid_arguments_and_input(kit):
@@ -281,6 +306,8 @@ def test_invalid_arguments_and_input(kit):
         MultiOrderSAN(3, 8, 2, 1, inter_order='yes')
     with pytest.raises(ValueError, match="concat"):
         MultiOrderSAN(3, 8, 2, 1, conv_kwargs=dict(concat=False))
+    with pytest.raises(ValueError, match="'jk' must be one of"):
+        MultiOrderSAN(3, 8, 2, 1, jk='sum')
     with pytest.raises(ValueError, match="Could not resolve 'foo_norm'"):
         MultiOrderSAN(3, 8, 2, 1, norm='foo_norm')
     with pytest.raises(ValueError, match="eps"):  # conv_kwargs reach SANConv

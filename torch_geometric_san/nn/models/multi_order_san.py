@@ -8,6 +8,7 @@ from torch import Tensor
 
 from torch_geometric.data import Batch, Data
 from torch_geometric.nn import MLP
+from torch_geometric.nn.models import JumpingKnowledge
 from torch_geometric.nn.dense.linear import Linear
 from torch_geometric.nn.resolver import normalization_resolver
 
@@ -18,6 +19,8 @@ from torch_geometric_san.utils.validation import check_bool, check_int, check_re
 
 #: How the pooled features of the orders are combined.
 COMBINES = ('cat', 'sum')
+#: The jumping knowledge modes (None and 'last': the last layer's output).
+JK_MODES = (None, 'last', 'cat', 'max', 'lstm')
 
 
 class MultiOrderSAN(torch.nn.Module):
@@ -57,6 +60,12 @@ class MultiOrderSAN(torch.nn.Module):
     .. math::
         \mathbf{y} = \mathrm{MLP}\left(\big\Vert_{k=0}^{K}
         \mathrm{readout}\left(\mathbf{Z}_k^{(L)}\right)\right).
+
+    With jumping knowledge (:obj:`jk`, Xu et al., 2018, as in PyG's
+    :class:`~torch_geometric.nn.models.GIN`), :math:`\mathbf{Z}_k^{(L)}` is
+    replaced in both outputs by the combination of every layer's output of
+    order :math:`k`, :math:`\mathrm{JK}_k(\mathbf{Z}_k^{(1)}, \ldots,
+    \mathbf{Z}_k^{(L)})` (concatenation, maximum or LSTM attention).
 
     With a per-simplex output the layers compute only what reaches order
     :math:`k` (the last layer has the layer of order :math:`k` alone, the one
@@ -102,8 +111,8 @@ class MultiOrderSAN(torch.nn.Module):
             each layer and inside the output MLP. (default: :obj:`0.0`)
         norm (str or Callable, optional): The normalisation of each layer's
             output per order (:math:`\mathrm{norm}_{l,k}`, own parameters per
-            layer and order), before the activation, as in PyG's
-            :class:`~torch_geometric.nn.models.GIN`: a name of
+            layer and order), before the activation, where the :obj:`norm` of
+            PyG's :class:`~torch_geometric.nn.models.GIN` acts: a name of
             :func:`torch_geometric.nn.resolver.normalization_resolver`, e.g.
             :obj:`"batch_norm"`, :obj:`"layer_norm"` or :obj:`"graph_norm"`
             (those that take a :obj:`batch` normalise each complex's
@@ -115,6 +124,11 @@ class MultiOrderSAN(torch.nn.Module):
             (default: :obj:`None`)
         norm_kwargs (dict, optional): Arguments of the normalisation.
             (default: :obj:`None`)
+        jk (str, optional): The jumping knowledge mode: :obj:`None` or
+            :obj:`"last"` (the last layer's output), :obj:`"cat"`, :obj:`"max"`
+            or :obj:`"lstm"` (PyG's
+            :class:`~torch_geometric.nn.models.JumpingKnowledge`, one per
+            order). (default: :obj:`None`)
         conv_kwargs (dict, optional): Arguments of every
             :class:`~torch_geometric_san.nn.conv.SANConv`, e.g.
             :obj:`dict(J_up=2, J_down=2, J_harmonic=2, heads=2)`; the heads are
@@ -161,6 +175,7 @@ class MultiOrderSAN(torch.nn.Module):
         conv_kwargs: Optional[Dict[str, Any]] = None,
         norm: Union[str, Callable, None] = None,
         norm_kwargs: Optional[Dict[str, Any]] = None,
+        jk: Optional[str] = None,
     ):
         super().__init__()
         check_int(max_order, "'max_order' (use SAN for one order)", minimum=1)
@@ -185,6 +200,8 @@ class MultiOrderSAN(torch.nn.Module):
         elif order is not None:
             raise ValueError("'order' selects the simplices of a per-simplex "
                              "output; it cannot be given with a readout")
+        if jk not in JK_MODES:
+            raise ValueError(f"'jk' must be one of {JK_MODES} (got {jk!r})")
         if combine not in COMBINES:
             raise ValueError(f"'combine' must be one of {COMBINES} (got {combine!r})")
         conv_kwargs = dict(conv_kwargs or {})
@@ -235,8 +252,16 @@ class MultiOrderSAN(torch.nn.Module):
             norm_layer is not None
             and 'batch' in inspect.signature(norm_layer.forward).parameters)
 
+        # JK_k for the orders of the output, whose every layer computes them.
+        self.jk_mode = jk
+        outputs_jk = range(max_order + 1) if order is None else [order]
+        self.jk = torch.nn.ModuleDict({
+            str(k): JumpingKnowledge(jk, channels[0], num_layers)
+            for k in outputs_jk} if jk not in (None, 'last') else {})
+
         pooled_orders = max_order + 1 if readout is not None and combine == 'cat' else 1
-        first = channels[0] * pooled_orders
+        width = channels[0] * (num_layers if jk == 'cat' else 1)
+        first = width * pooled_orders
         self.mlp = MLP([first] + [first] * (readout_layers - 1) + [out_channels],
                        dropout=dropout, act=mlp_act, norm=None)
 
@@ -259,6 +284,8 @@ class MultiOrderSAN(torch.nn.Module):
             for norm in norms.values():
                 if hasattr(norm, 'reset_parameters'):
                     norm.reset_parameters()
+        for jk in self.jk.values():
+            jk.reset_parameters()
         self.mlp.reset_parameters()
 
     def forward(self, data: Data) -> Tensor:
@@ -300,12 +327,16 @@ class MultiOrderSAN(torch.nn.Module):
                      for k in self._inputs if self.inter_order and k - 1 in ops}
 
         num_graphs = data.num_graphs if isinstance(data, Batch) else 1
+        history: Dict[int, List[Tensor]] = {int(k): [] for k in self.jk}
         for layer, norms in zip(self.layers, self.norms):
             xs = layer(xs, ops, incidence)
             xs = {k: F.dropout(self.act(self._normalise(norms[str(k)], x, data, k,
                                                         num_graphs)),
                                p=self.dropout, training=self.training)
                   for k, x in xs.items()}
+            for k, outs in history.items():
+                outs.append(xs[k])
+        xs.update({k: self.jk[str(k)](outs) for k, outs in history.items()})
 
         if self.readout is None:
             assert self.order is not None
@@ -329,7 +360,7 @@ class MultiOrderSAN(torch.nn.Module):
                 f'{self.out_channels}, num_layers={self.num_layers}, '
                 f'max_order={self.max_order}, readout={self.readout!r}, '
                 f'order={self.order}, inter_order={self.inter_order}, '
-                f'norm={self.norm!r})')
+                f'norm={self.norm!r}, jk={self.jk_mode!r})')
 
 
 class _MultiOrderLayer(torch.nn.Module):
