@@ -253,6 +253,40 @@ def test_rectangular_operator_and_its_transpose():
         SparseOperator.from_index(index, weight, (4, 3))
 
 
+def test_products_check_their_operands():
+    # A 3 x 4 operator: a wrong number of rows gave a silent product or failed
+    # deep inside torch; fixed values meet a signal of another dtype in its dtype.
+    index = torch.tensor([[0, 2, 1, 3, 0], [0, 0, 1, 2, 2]])
+    op = SparseOperator.from_index(index, torch.randn(5), (3, 4))
+    x = torch.randn(4, 2, dtype=torch.float64)
+    assert torch.allclose(op.matmul(x), op.to_dense().double() @ x)
+    with pytest.raises(ValueError, match="'x' must have 4 rows"):
+        op.matmul(torch.randn(3, 2))
+    for bad, got in ((torch.randn(4), 'a 1-D torch.float32 tensor'),
+                     (torch.ones(4, 2, dtype=torch.long), 'a 2-D torch.int64 tensor'),
+                     ([[1.0, 2.0]] * 4, 'list')):
+        with pytest.raises(ValueError, match=f"'x' must be a 2-D floating-point "
+                                             f"tensor .got {got}"):
+            op.matmul(bad)
+    with pytest.raises(ValueError, match="'hops' > 1 needs a square operator"):
+        op.matmul(torch.randn(4, 2), hops=2)
+    with pytest.raises(ValueError, match="'value' must hold the 5 entries in the "
+                                         "dtype of 'x', torch.float32 .got shape .3."):
+        op.matmul(torch.randn(4, 2), torch.randn(3))
+    with pytest.raises(ValueError, match="got shape .5., torch.float64"):
+        op.matmul(torch.randn(4, 2), torch.randn(5, dtype=torch.float64))
+    with pytest.raises(ValueError, match="'a' must have 3 rows"):
+        op.sddmm(torch.randn(4, 2), torch.randn(4, 2))
+    with pytest.raises(ValueError, match="'b' must have 4 rows"):
+        op.sddmm(torch.randn(3, 2), torch.randn(3, 2))
+    with pytest.raises(ValueError, match="'x' must be a 3-D"):
+        op.matmul_grouped(torch.randn(5, 2), torch.randn(4, 2))
+    with pytest.raises(ValueError, match="'x' must have 4 rows"):
+        op.matmul_grouped(torch.randn(5, 2), torch.randn(5, 1, 2))
+    with pytest.raises(ValueError, match="'a' must have 3 rows"):
+        op.sddmm_grouped(torch.randn(4, 1, 2), torch.randn(4, 1, 2))
+
+
 def test_scaled_by_the_eigenvalue_of_each_block():
     # Two blocks with different largest eigenvalues: given per row, each block
     # is scaled by its own; else by the largest of the whole operator.

@@ -317,8 +317,18 @@ class SparseOperator:
         the intermediate powers."""
         if not isinstance(hops, int) or hops < 0:
             raise ValueError(f"'hops' must be an int >= 0 (got {hops!r})")
+        self._check_operand('x', x, 2, self.shape[1])
+        if hops > 1 and self.shape[0] != self.shape[1]:
+            raise ValueError(f"'hops' > 1 needs a square operator (this one is "
+                             f"{self.shape[0]} x {self.shape[1]})")
         if value is None:
             value = self._fixed('matmul without values')
+            if value.dtype != x.dtype:  # the fixed values in the signal's dtype
+                value, t_value = value.to(x.dtype), None
+        elif value.shape != (self.nnz,) or value.dtype != x.dtype:
+            raise ValueError(f"'value' must hold the {self.nnz} entries in the dtype "
+                             f"of 'x', {x.dtype} (got shape {list(value.shape)}, "
+                             f"{value.dtype})")
         if t_value is None:
             t_value = self.transpose_values(value)
         if hops > 1 and not value.requires_grad:
@@ -330,6 +340,8 @@ class SparseOperator:
     def sddmm(self, a: Tensor, b: Tensor) -> Tensor:
         r"""The sampled product :math:`\langle \mathbf{a}_i, \mathbf{b}_j
         \rangle` for every entry :math:`(i, j)`, returned as :obj:`[nnz]`."""
+        self._check_operand('a', a, 2, self.shape[0])
+        self._check_operand('b', b, 2, self.shape[1])
         return _sddmm(*self.structure(), a, b)
 
     def matmul_grouped(self, value: Tensor, x: Tensor) -> Tensor:
@@ -338,6 +350,7 @@ class SparseOperator:
         :obj:`x` :obj:`[cols, F, G]` (groups last), returned as
         :obj:`[rows, F, G]`, by gathering the source rows and summing them per
         target."""
+        self._check_operand('x', x, 3, self.shape[1])
         src, dst = self.index
         n, features, groups = x.shape
         msg = x.reshape(n, features * groups).index_select(0, src)
@@ -352,6 +365,8 @@ class SparseOperator:
         r"""The sampled products :math:`\langle \mathbf{a}_i, \mathbf{b}_j
         \rangle` of every entry :math:`(i, j)` and group, from :obj:`a`
         :obj:`[rows, F, G]` and :obj:`b` :obj:`[cols, F, G]`, as :obj:`[nnz, G]`."""
+        self._check_operand('a', a, 3, self.shape[0])
+        self._check_operand('b', b, 3, self.shape[1])
         src, dst = self.index
         if a.size(1) == 1:
             a, b = a.squeeze(1), b.squeeze(1)
@@ -390,6 +405,19 @@ class SparseOperator:
             raise ValueError(f"this form needs a square operator (shape "
                              f"{self.shape})")
         return self.shape[0]
+
+    @staticmethod
+    def _check_operand(name: str, x: Any, dim: int, rows: int) -> None:
+        # A dense operand of a product: a floating-point tensor of `dim`
+        # dimensions with one row per row (or column) of the operator it meets.
+        if not isinstance(x, Tensor) or x.dim() != dim or not x.is_floating_point():
+            what = (f'a {x.dim()}-D {x.dtype} tensor' if isinstance(x, Tensor)
+                    else type(x).__name__)
+            raise ValueError(f"'{name}' must be a {dim}-D floating-point tensor "
+                             f"(got {what})")
+        if x.size(0) != rows:
+            raise ValueError(f"'{name}' must have {rows} rows, one per row or column "
+                             f"of the operator it meets (got {x.size(0)})")
 
     def _fixed(self, what: str) -> Tensor:
         if self.weight is None:

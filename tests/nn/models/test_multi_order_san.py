@@ -5,6 +5,7 @@ import torch.nn.functional as F
 from torch_geometric.data import Data
 from torch_geometric.loader import DataLoader
 
+from torch_geometric_san.data import SimplicialComplexData
 from torch_geometric_san.nn import SANConv
 from torch_geometric_san.nn.models import MultiOrderSAN
 from torch_geometric_san.nn.models.multi_order_san import _unsigned as unsigned
@@ -171,6 +172,16 @@ def test_normalisation_with_an_order_empty_in_the_batch(kit):
     assert out.shape == (2, 2) and torch.isfinite(out).all()
     # The empty order left the triangles' statistics as they were.
     assert torch.equal(net.norms[0]['2'].module.running_mean, torch.zeros(4).double())
+    # One triangle: batch statistics need two, unless single elements are allowed
+    # (documented).
+    single = with_signals(SimplicialComplexData.from_simplices(
+        [[0, 1, 2], [1, 3]], close=True), seed=3)
+    assert single.num_simplices(2) == 1
+    with pytest.raises(ValueError, match="more than 1 value per channel"):
+        net(single)
+    allowed = model([3, 4, 2], 4, num_layers=2, out_channels=2, norm='batch_norm',
+                    norm_kwargs=dict(allow_single_element=True))
+    assert torch.isfinite(allowed(single)).all()
 
 
 @pytest.mark.parametrize('jk', ['cat', 'max'])
