@@ -8,6 +8,8 @@ edges, triangles) with messages between neighbouring orders, a sum readout of
 every order (``--readout``), concatenated, and an MLP. The baselines are
 ``torch_geometric.nn.models.GIN`` and ``GAT`` on the graphs themselves, each
 followed by a global pooling (sum for GIN, mean for GAT) and the same MLP.
+``--norm`` and ``--jk`` (a normalisation of each layer's output, jumping
+knowledge) apply to all three models.
 
 Protocol (TopoBench's): for each data seed, a random split of the graphs, 50 %
 training, 25 % validation, 25 % test; every model is trained on the same split
@@ -77,7 +79,9 @@ class GraphClassifier(torch.nn.Module):
         self.gnn, self.pool, self.mlp = gnn, pool, mlp
 
     def forward(self, data: Data) -> Tensor:
-        x = self.gnn(data.x, data.edge_index)
+        # (the batch vector for normalisations per graph)
+        x = self.gnn(data.x, data.edge_index, batch=data.batch,
+                     batch_size=data.num_graphs)
         return self.mlp(self.pool(x, data.batch, size=data.num_graphs))
 
 
@@ -94,11 +98,10 @@ def build_model(name: str, num_features: List[int], num_classes: int,
                              combine='cat', dropout=dropout,
                              conv_kwargs=dict(J_up=args.taps, J_down=args.taps,
                                               J_harmonic=args.harmonic))
-    if name == 'GIN':
-        return GraphClassifier(GIN(num_features[0], hidden, args.layers, dropout=dropout),
-                               global_add_pool, MLP(head, dropout=dropout, norm=None))
-    return GraphClassifier(GAT(num_features[0], hidden, args.layers, dropout=dropout),
-                           global_mean_pool, MLP(head, dropout=dropout, norm=None))
+    gnn, pool = (GIN, global_add_pool) if name == 'GIN' else (GAT, global_mean_pool)
+    return GraphClassifier(gnn(num_features[0], hidden, args.layers, dropout=dropout,
+                               norm=args.norm, jk=args.jk),
+                           pool, MLP(head, dropout=dropout, norm=None))
 
 
 def load(args: argparse.Namespace) -> List[Data]:
@@ -241,12 +244,13 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
                         help="MultiOrderSAN's harmonic filter length J_harmonic (0: a "
                         "skip connection)")
     parser.add_argument('--norm', choices=['batch_norm', 'layer_norm', 'graph_norm'],
-                        help="MultiOrderSAN's normalisation of each layer's output per "
-                        "order (default: none)")
+                        help="every model's normalisation of each layer's output (per "
+                        "order in MultiOrderSAN; PyG's norm in GIN and GAT; default: "
+                        "none)")
     parser.add_argument('--jk', choices=['cat', 'max', 'lstm'],
-                        help="MultiOrderSAN's jumping knowledge: every layer's output "
-                        "per order combined before the readout (default: the last "
-                        "layer's)")
+                        help="every model's jumping knowledge: every layer's output "
+                        "(per order in MultiOrderSAN) combined before the readout "
+                        "(default: the last layer's)")
     parser.add_argument('--device', default='cpu')
     parser.add_argument('--threads', type=int, default=1,
                         help='torch CPU threads (default 1: faster on a busy CPU)')
@@ -295,8 +299,8 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
             f'{args.epochs} epochs, batch {args.batch_size}, lr {args.lr}, hidden '
             f'{args.hidden}, {args.layers} layers, dropout {args.dropout}; '
             f'MultiOrderSAN J_up = J_down = {args.taps}, J_harmonic = {args.harmonic}, '
-            f'{args.readout} readout, normalisation {args.norm or "none"}, jumping '
-            f'knowledge {args.jk or "none"}.\n\n'
+            f'{args.readout} readout; every model: normalisation '
+            f'{args.norm or "none"}, jumping knowledge {args.jk or "none"}.\n\n'
             f'{table}\n\nLifting all graphs to clique 2-complexes: {lift_time:.1f} s.\n')
     _common.print_report(args, text, TARGETS_TITLE, targets,
                          'the table of the results page')

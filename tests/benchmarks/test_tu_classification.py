@@ -97,3 +97,7 @@ def test_normalisation_and_jumping_knowledge_options(tu_classification):
     default = tu_classification.build_model(
         'MultiOrderSAN', [3, 3, 3], 2, tu_classification.parse_args([]))
     assert default.norm is None and default.jk_mode is None
+    # The baselines take the same options (PyG's own).
+    for name in ('GIN', 'GAT'):
+        baseline = tu_classification.build_model(name, [3, 3, 3], 2, args)
+        assert baseline.gnn.norm == 'graph_norm' and baseline.gnn.jk_mode == 'cat'
