@@ -7,7 +7,7 @@ import torch
 
 from tests.benchmarks.conftest import load_script
 
-MODELS = ['MultiOrderSAN', 'GIN', 'GAT']
+MODELS = ['MultiOrderSAN', 'GIN', 'GAT', 'MLP']
 
 
 @pytest.fixture
@@ -101,3 +101,17 @@ def test_normalisation_and_jumping_knowledge_options(tu_classification):
     for name in ('GIN', 'GAT'):
         baseline = tu_classification.build_model(name, [3, 3, 3], 2, args)
         assert baseline.gnn.norm == 'graph_norm' and baseline.gnn.jk_mode == 'cat'
+
+
+def test_structure_agnostic_baseline_sums_the_node_features(tu_classification):
+    from torch_geometric.data import Batch, Data
+    args = tu_classification.parse_args([])
+    model = tu_classification.build_model('MLP', [3, 3, 3], 2, args).eval()
+    graphs = [Data(x=torch.randn(n, 3), edge_index=torch.tensor([[0, 1], [1, 0]]))
+              for n in (4, 6)]
+    batch = Batch.from_data_list(graphs)
+    expected = model.mlp(torch.stack([g.x.sum(0) for g in graphs]))
+    assert torch.allclose(model(batch), expected, atol=1e-6)
+    # The edges play no part.
+    batch.edge_index = batch.edge_index[:, :0]
+    assert torch.allclose(model(batch), expected, atol=1e-6)
