@@ -99,6 +99,7 @@ def build_model(name: str, num_features: List[int], num_classes: int,
         return MultiOrderSAN(num_features, hidden, num_layers=args.layers,
                              out_channels=num_classes, max_order=2,
                              readout=args.readout, norm=args.norm, jk=args.jk,
+                             readout_input=args.readout_input,
                              combine='cat', dropout=dropout,
                              conv_kwargs=dict(J_up=args.taps, J_down=args.taps,
                                               J_harmonic=args.harmonic))
@@ -247,6 +248,9 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
                         help="MultiOrderSAN's filter length J_up = J_down per order")
     parser.add_argument('--readout', choices=['sum', 'mean', 'max'], default='sum',
                         help="MultiOrderSAN's pooling of each order")
+    parser.add_argument('--readout-input', action='store_true',
+                        help="MultiOrderSAN's readout also pools the input features of "
+                        "every order (as GIN's readout covers layer 0)")
     parser.add_argument('--harmonic', type=int, default=0,
                         help="MultiOrderSAN's harmonic filter length J_harmonic (0: a "
                         "skip connection)")
@@ -306,7 +310,8 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
             f'{args.epochs} epochs, batch {args.batch_size}, lr {args.lr}, hidden '
             f'{args.hidden}, {args.layers} layers, dropout {args.dropout}; '
             f'MultiOrderSAN J_up = J_down = {args.taps}, J_harmonic = {args.harmonic}, '
-            f'{args.readout} readout; every model: normalisation '
+            f'{args.readout} readout{" with the inputs" if args.readout_input else ""}; '
+            f'every model: normalisation '
             f'{args.norm or "none"}, jumping knowledge {args.jk or "none"}.\n\n'
             f'{table}\n\nLifting all graphs to clique 2-complexes: {lift_time:.1f} s.\n')
     _common.print_report(args, text, TARGETS_TITLE, targets,

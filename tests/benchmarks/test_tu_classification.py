@@ -93,6 +93,10 @@ def test_normalisation_and_jumping_knowledge_options(tu_classification):
     args = tu_classification.parse_args(['--norm', 'graph_norm', '--jk', 'cat'])
     model = tu_classification.build_model('MultiOrderSAN', [3, 3, 3], 2, args)
     assert model.norm == 'graph_norm' and model.jk_mode == 'cat'
+    assert not model.readout_input
+    assert tu_classification.build_model(
+        'MultiOrderSAN', [3, 3, 3], 2,
+        tu_classification.parse_args(['--readout-input'])).readout_input
     assert model.mlp.channel_list[0] == 3 * args.hidden * args.layers
     default = tu_classification.build_model(
         'MultiOrderSAN', [3, 3, 3], 2, tu_classification.parse_args([]))

@@ -207,6 +207,27 @@ def test_jumping_knowledge_combines_every_layer(kit, jk):
     assert per_edge(batch).shape == (batch.num_simplices(1), 2)
 
 
+def test_readout_of_the_inputs(kit):
+    complexes = [with_signals(kit.delaunay(n, seed=n), seed=n) for n in (9, 12)]
+    batch = next(iter(DataLoader(complexes, batch_size=2)))
+    net = model([3, 4, 2], 6, num_layers=1, out_channels=2, readout_input=True).eval()
+    assert net.mlp.channel_list[0] == 3 * 6 + 3 + 4 + 2
+    ops = {k: batch.operators(k) for k in range(3)}
+    incidence = {k: unsigned(batch.operators(k - 1).coboundary) for k in (1, 2)}
+    inputs = {k: batch[f'x_{k}'] for k in range(3)}
+    layer = {k: F.relu(z) for k, z in net.layers[0](inputs, ops, incidence).items()}
+
+    def pool(z, k):
+        return torch.stack([z[batch.simplex_batch(k) == g].sum(0) for g in range(2)])
+
+    pooled = [pool(layer[k], k) for k in range(3)] + [pool(inputs[k], k) for k in range(3)]
+    assert torch.allclose(net(batch), net.mlp(torch.cat(pooled, dim=-1)), atol=1e-10)
+    for kwargs in (dict(readout=None, order=1), dict(combine='sum')):
+        with pytest.raises(ValueError, match="'readout_input' needs a readout with "
+                                             "combine='cat'"):
+            MultiOrderSAN(3, 8, 2, 1, readout_input=True, **kwargs)
+
+
 def test_gradients_reach_every_parameter(kit):
     complexes = [with_signals(kit.delaunay(n, seed=n), seed=n) for n in (9, 12)]
     batch = next(iter(DataLoader(complexes, batch_size=2)))

@@ -65,7 +65,10 @@ class MultiOrderSAN(torch.nn.Module):
     :class:`~torch_geometric.nn.models.GIN`), :math:`\mathbf{Z}_k^{(L)}` is
     replaced in both outputs by the combination of every layer's output of
     order :math:`k`, :math:`\mathrm{JK}_k(\mathbf{Z}_k^{(1)}, \ldots,
-    \mathbf{Z}_k^{(L)})` (concatenation, maximum or LSTM attention).
+    \mathbf{Z}_k^{(L)})` (concatenation, maximum or LSTM attention). With
+    :obj:`readout_input=True` the readout also pools the inputs
+    :math:`\mathbf{X}_k` and concatenates them with each order's pooled
+    output, as the readout of GIN (Xu et al., 2019) covers layer 0.
 
     With a per-simplex output the layers compute only what reaches order
     :math:`k` (the last layer has the layer of order :math:`k` alone, the one
@@ -124,6 +127,9 @@ class MultiOrderSAN(torch.nn.Module):
             (default: :obj:`None`)
         norm_kwargs (dict, optional): Arguments of the normalisation.
             (default: :obj:`None`)
+        readout_input (bool, optional): Whether the readout also pools the
+            inputs :obj:`x_k` (only with a readout and :obj:`combine="cat"`).
+            (default: :obj:`False`)
         jk (str, optional): The jumping knowledge mode: :obj:`None` or
             :obj:`"last"` (the last layer's output), :obj:`"cat"`, :obj:`"max"`
             or :obj:`"lstm"` (PyG's
@@ -176,6 +182,7 @@ class MultiOrderSAN(torch.nn.Module):
         norm: Union[str, Callable, None] = None,
         norm_kwargs: Optional[Dict[str, Any]] = None,
         jk: Optional[str] = None,
+        readout_input: bool = False,
     ):
         super().__init__()
         check_int(max_order, "'max_order' (use SAN for one order)", minimum=1)
@@ -200,6 +207,9 @@ class MultiOrderSAN(torch.nn.Module):
         elif order is not None:
             raise ValueError("'order' selects the simplices of a per-simplex "
                              "output; it cannot be given with a readout")
+        check_bool(readout_input, "'readout_input'")
+        if readout_input and (readout is None or combine != 'cat'):
+            raise ValueError("'readout_input' needs a readout with combine='cat'")
         if jk not in JK_MODES:
             raise ValueError(f"'jk' must be one of {JK_MODES} (got {jk!r})")
         if combine not in COMBINES:
@@ -259,9 +269,10 @@ class MultiOrderSAN(torch.nn.Module):
             str(k): JumpingKnowledge(jk, channels[0], num_layers)
             for k in outputs_jk} if jk not in (None, 'last') else {})
 
+        self.readout_input = readout_input
         pooled_orders = max_order + 1 if readout is not None and combine == 'cat' else 1
         width = channels[0] * (num_layers if jk == 'cat' else 1)
-        first = width * pooled_orders
+        first = width * pooled_orders + (sum(self.in_channels) if readout_input else 0)
         self.mlp = MLP([first] + [first] * (readout_layers - 1) + [out_channels],
                        dropout=dropout, act=mlp_act, norm=None)
 
@@ -320,6 +331,7 @@ class MultiOrderSAN(torch.nn.Module):
                                  f"{self.in_channels[k]}] (got {list(x.shape)})")
             xs[k] = x
 
+        inputs = dict(xs)
         ops = {k: data.operators(k) for k in self._inputs}
         # |B_k|^T [N_k, N_{k-1}], shared by every layer (and its transpose
         # |B_k|, derived once on first use).
@@ -343,6 +355,10 @@ class MultiOrderSAN(torch.nn.Module):
             return self.mlp(xs[self.order])
         pooled = [READOUTS[self.readout](xs[k], data.simplex_batch(k), size=num_graphs)
                   for k in range(self.max_order + 1)]
+        if self.readout_input:  # (a readout's first layer reads every order)
+            pooled += [READOUTS[self.readout](inputs[k], data.simplex_batch(k),
+                                              size=num_graphs)
+                       for k in range(self.max_order + 1)]
         out = (torch.cat(pooled, dim=-1) if self.combine == 'cat' else
                torch.stack(pooled).sum(0))
         return self.mlp(out)
