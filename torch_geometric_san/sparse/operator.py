@@ -318,9 +318,8 @@ class SparseOperator:
         if not isinstance(hops, int) or hops < 0:
             raise ValueError(f"'hops' must be an int >= 0 (got {hops!r})")
         self._check_operand('x', x, 2, self.shape[1])
-        if hops > 1 and self.shape[0] != self.shape[1]:
-            raise ValueError(f"'hops' > 1 needs a square operator (this one is "
-                             f"{self.shape[0]} x {self.shape[1]})")
+        if hops > 1:
+            self._square("'hops' > 1")
         if value is None:
             value = self._fixed('matmul without values')
             if value.dtype != x.dtype:  # the fixed values in the signal's dtype
@@ -400,9 +399,9 @@ class SparseOperator:
         return (f"{self.__class__.__name__}(shape={self.shape}, nnz={self.nnz}, "
                 f"weighted={self.weight is not None})")
 
-    def _square(self) -> int:
+    def _square(self, what: str = 'this form') -> int:
         if self.shape[0] != self.shape[1]:
-            raise ValueError(f"this form needs a square operator (shape "
+            raise ValueError(f"{what} needs a square operator (shape "
                              f"{self.shape})")
         return self.shape[0]
 
