@@ -27,11 +27,11 @@ demo: install
 	$(PY) benchmarks/trajectory.py --quick
 
 # The suite runs with torch_scatter/torch_sparse (from $(WHEELS) when present), then
-# the tests marked `extensions` run again with them blocked, the tests whose code paths
-# differ without them (which they are, and why, is in tests/conftest.py); then the
-# documentation is built with warnings as errors. Each step runs even if one before it
-# failed; one summary line ends the output, and the exit status is non-zero if any
-# step failed.
+# the tests marked `extensions` run again with them blocked and the package's compiled
+# CPU kernels off, the tests whose code paths differ without them (which they are, and
+# why, is in tests/conftest.py); then the documentation is built with warnings as
+# errors. Each step runs even if one before it failed; one summary line ends the
+# output, and the exit status is non-zero if any step failed.
 REPORTS := $(VENV)/test-reports
 
 test: install
@@ -55,7 +55,7 @@ test-with:
 	$(PY) -m pytest -q $(PYTEST_ARGS)
 
 test-without:
-	TGSAN_WITHOUT_EXTENSIONS=1 $(PY) -m pytest -q -m extensions $(PYTEST_ARGS)
+	TGSAN_WITHOUT_EXTENSIONS=1 TGSAN_COMPILED_KERNELS=0 $(PY) -m pytest -q -m extensions $(PYTEST_ARGS)
 
 # The documentation (Sphinx), HTML in docs/_build/html; -E re-reads every page, so that
 # every warning shows (and fails the build) on every run.

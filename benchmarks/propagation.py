@@ -14,6 +14,11 @@ process with one torch thread, alternating the two ways step by step:
 * **narrow input: propagate the input vs the taps.** For F_in < F_out the
   layer computes sum_p (A^p Z) W_p instead of sum_p A^p (Z W_p) (Horner), as
   on the trajectory data (F_in = 1, F_out = 32).
+* **compiled kernels vs composites.** On the CPU the gathered products and the
+  attention coefficients (LeakyReLU and softmax per row) run in the package's
+  C++ kernels (``torch_geometric_san.sparse.compiled``); each is timed against
+  the composite of PyTorch operations that replaces it where they are off
+  (``TGSAN_COMPILED_KERNELS=0``).
 * **fixed values: powers in two buffers vs one product at a time.** The
   harmonic filter (I - eps L)^J_h Z: ``matmul(hops=J_h)`` (one custom op, two
   alternating buffers each way, no intermediate power kept) against J_h
@@ -58,6 +63,17 @@ def compare(ways: Dict[str, Callable[[], torch.Tensor]], repeats: int) -> Dict[s
     return {name: statistics.median(t) for name, t in times.items()}
 
 
+def kernels(flag: bool, run: Callable[[], torch.Tensor]) -> Callable[[], torch.Tensor]:
+    """run() with the compiled kernels on (flag) or off."""
+    def wrapped() -> torch.Tensor:
+        os.environ['TGSAN_COMPILED_KERNELS'] = '1' if flag else '0'
+        try:
+            return run()
+        finally:
+            del os.environ['TGSAN_COMPILED_KERNELS']
+    return wrapped
+
+
 def saved_bytes(run: Callable[[], torch.Tensor]) -> int:
     """The bytes of the tensors autograd keeps for the backward of run()."""
     total = 0
@@ -92,6 +108,26 @@ def measure(num_points: int, repeats: int) -> List[List[str]]:
         rows.append([size, f'per-group values, {groups} groups x {width} features, J = 2',
                      'gather', f"{ms['gather']:.1f}", 'block-diagonal',
                      f"{ms['block']:.1f}", f"{ms['block'] / ms['gather']:.2f}", chosen])
+
+    # The compiled kernels against the composites: the gathered product of one
+    # feature per group, and the attention coefficients from the scores of targets
+    # and sources (as SANConv computes them).
+    value = torch.rand(nnz, groups, requires_grad=True)
+    x = torch.randn(groups, n, 1, 1, requires_grad=True)
+    ms = compare({name: kernels(flag, lambda: propagation.polynomial(
+        nbhd, value, [x, x * 0.5], gather=True)) for name, flag in
+        (('compiled', True), ('composite', False))}, repeats)
+    rows.append([size, f'per-group values, {groups} groups x 1 feature, J = 2, gather',
+                 'compiled kernel', f"{ms['compiled']:.1f}", 'composite',
+                 f"{ms['composite']:.1f}", f"{ms['composite'] / ms['compiled']:.2f}",
+                 'compiled (CPU)'])
+    target = torch.randn(n, groups, requires_grad=True)
+    source = torch.randn(n, groups, requires_grad=True)
+    ms = compare({name: kernels(flag, lambda: nbhd.attention(0.2, None, target, source))
+                  for name, flag in (('compiled', True), ('composite', False))}, repeats)
+    rows.append([size, f'attention coefficients, {groups} groups', 'compiled kernel',
+                 f"{ms['compiled']:.1f}", 'composite', f"{ms['composite']:.1f}",
+                 f"{ms['composite'] / ms['compiled']:.2f}", 'compiled (CPU)'])
 
     # Narrow input: F_in = 1, F_out = 32, J = 3, 32 signals, one head.
     value = torch.rand(nnz, groups, requires_grad=True)

@@ -2,7 +2,10 @@
 
 Set ``TGSAN_WITHOUT_EXTENSIONS=1`` to run the suite with ``torch_scatter`` and
 ``torch_sparse`` made un-importable, so that PyG falls back to its pure-PyTorch
-code paths.  The blocker is installed before anything imports PyG.
+code paths.  The blocker is installed before anything imports PyG. ``make test``
+sets ``TGSAN_COMPILED_KERNELS=0`` with it, so that the same tests also run the
+composites that replace the package's own compiled CPU kernels
+(``torch_geometric_san.sparse.compiled``).
 """
 import importlib.abc
 import os

@@ -17,6 +17,6 @@ def test_propagation_benchmark_writes_its_table(tmp_path):
     text = results.read_text()
     assert '## Other\n\nkept' in text and '## Propagation paths' in text
     rows = [line for line in text.splitlines() if 'edges (' in line]
-    assert len(rows) == 6
+    assert len(rows) == 8
     uses = [row.strip('|').split('|')[-1].strip() for row in rows[:4]]
     assert uses == ['gather', 'block', 'block', 'block']  # GATHER_MAX_WIDTH = 1

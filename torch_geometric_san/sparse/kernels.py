@@ -17,11 +17,22 @@ of its transpose, and are registered as custom operators
 (:func:`torch.library.custom_op`), so they work under :func:`torch.compile` and
 support double backward. :func:`segment_softmax` is the softmax of the entries of
 each row, with a hand-written backward.
+
+The products of operators with one pattern and their own values per group (one per
+signal and head) and their attention coefficients have CPU kernels in C++
+(:mod:`~torch_geometric_san.sparse.compiled`), wrapped here as autograd functions
+whose backward is made of the same kernels (and, for double backward, of
+differentiable operations).
 """
 import warnings
+from typing import Optional, Tuple
 
 import torch
 from torch import Tensor
+
+from torch_geometric.typing import OptTensor
+
+from torch_geometric_san.sparse.compiled import grouped_kernels
 
 __all__ = ["segment_softmax"]
 
@@ -160,6 +171,132 @@ torch.library.register_autograd("torch_geometric_san::spmm", _spmm_backward,
                                 setup_context=_spmm_setup_context)
 torch.library.register_autograd("torch_geometric_san::sddmm", _sddmm_backward,
                                 setup_context=_setup_context)
+
+
+# The compiled kernels (compiled.py) of operators with one pattern (compressed
+# rows ptr, col) and their own entries for each of G groups, [nnz, G], as
+# autograd functions (lighter to call than custom operators; these run in eager
+# mode only, torch.compile takes the composites). The three grouped products are
+# each other's backward, so that double backward works.
+
+class _GroupedSpmm(torch.autograd.Function):
+    # out[i] = sum_e value[e] * x[col[e]] over the entries e of row i, [rows, F, G]
+    @staticmethod
+    def forward(ctx, ptr: Tensor, col: Tensor, value: Tensor, x: Tensor) -> Tensor:
+        ctx.save_for_backward(ptr, col, value, x)
+        return grouped_kernels().grouped_spmm(ptr, col, value, x)
+
+    @staticmethod
+    def backward(ctx, grad_out: Tensor):
+        ptr, col, value, x = ctx.saved_tensors
+        grad_out = grad_out.contiguous()
+        grad_value = _GroupedSddmm.apply(ptr, col, grad_out, x) \
+            if ctx.needs_input_grad[2] else None
+        grad_x = _GroupedSpmmT.apply(ptr, col, value, grad_out, x.size(0)) \
+            if ctx.needs_input_grad[3] else None
+        return None, None, grad_value, grad_x
+
+
+class _GroupedSpmmT(torch.autograd.Function):
+    # The transposed product, out[col[e]] += value[e] * y[i], [cols, F, G]
+    @staticmethod
+    def forward(ctx, ptr: Tensor, col: Tensor, value: Tensor, y: Tensor,
+                cols: int) -> Tensor:
+        ctx.save_for_backward(ptr, col, value, y)
+        return grouped_kernels().grouped_spmm_t(ptr, col, value, y, cols)
+
+    @staticmethod
+    def backward(ctx, grad_out: Tensor):
+        ptr, col, value, y = ctx.saved_tensors
+        grad_out = grad_out.contiguous()
+        grad_value = _GroupedSddmm.apply(ptr, col, y, grad_out) \
+            if ctx.needs_input_grad[2] else None
+        grad_y = _GroupedSpmm.apply(ptr, col, value, grad_out) \
+            if ctx.needs_input_grad[3] else None
+        return None, None, grad_value, grad_y, None
+
+
+class _GroupedSddmm(torch.autograd.Function):
+    # out[e] = sum_f a[i, f] * b[col[e], f] for the entries e of row i, [nnz, G]
+    @staticmethod
+    def forward(ctx, ptr: Tensor, col: Tensor, a: Tensor, b: Tensor) -> Tensor:
+        ctx.save_for_backward(ptr, col, a, b)
+        return grouped_kernels().grouped_sddmm(ptr, col, a, b)
+
+    @staticmethod
+    def backward(ctx, grad_out: Tensor):
+        ptr, col, a, b = ctx.saved_tensors
+        grad_out = grad_out.contiguous()
+        grad_a = _GroupedSpmm.apply(ptr, col, grad_out, b) \
+            if ctx.needs_input_grad[2] else None
+        grad_b = _GroupedSpmmT.apply(ptr, col, grad_out, a, b.size(0)) \
+            if ctx.needs_input_grad[3] else None
+        return None, None, grad_a, grad_b
+
+
+class _Attention(torch.autograd.Function):
+    # softmax over each row of LeakyReLU(nan_to_num(score)), [nnz, G], with the
+    # scores given [nnz, G] or target[i] + source[col[e]] ([N, G] each).
+    @staticmethod
+    def forward(ctx, ptr: Tensor, col: Tensor, score: Optional[Tensor],
+                target: Optional[Tensor], source: Optional[Tensor],
+                slope: float) -> Tensor:
+        alpha = grouped_kernels().attention(ptr, col, score, target, source, slope)
+        ctx.save_for_backward(ptr, col, score, target, source, alpha)
+        ctx.slope = slope
+        return alpha
+
+    @staticmethod
+    def backward(ctx, grad_alpha: Tensor):
+        ptr, col, score, target, source, alpha = ctx.saved_tensors
+        if torch.is_grad_enabled():  # double backward: differentiable ops only
+            return (None, None, *_attention_grad(ptr, col, score, target, source,
+                                                 ctx.slope, alpha, grad_alpha), None)
+        grads = grouped_kernels().attention_backward(ptr, col, score, target, source,
+                                                     ctx.slope, alpha,
+                                                     grad_alpha.contiguous())
+        if score is not None:
+            return None, None, grads[0], None, None, None
+        return None, None, None, *grads, None
+
+
+def _attention_grad(ptr: Tensor, col: Tensor, score: Optional[Tensor],
+                    target: Optional[Tensor], source: Optional[Tensor], slope: float,
+                    alpha: Tensor, grad_alpha: Tensor) -> Tuple[OptTensor, ...]:
+    # The backward of _Attention in differentiable operations, for double backward.
+    row = torch.repeat_interleave(torch.arange(ptr.numel() - 1, device=ptr.device),
+                                  (ptr[1:] - ptr[:-1]).long())
+    col = col.long()
+    if score is None:
+        assert target is not None and source is not None
+        score = target.index_select(0, row) + source.index_select(0, col)
+    size = (ptr.numel() - 1, alpha.size(1))
+    dot = alpha.new_zeros(size).index_add(0, row, alpha * grad_alpha)
+    grad = alpha * (grad_alpha - dot.index_select(0, row))
+    grad = grad * torch.where(torch.isfinite(score), torch.where(
+        torch.nan_to_num(score) > 0, 1.0, slope), 0.0).to(grad.dtype)
+    if target is None:
+        return grad, None, None
+    return (None, grad.new_zeros(size).index_add(0, row, grad),
+            grad.new_zeros(source.shape).index_add(0, col, grad))
+
+
+def _grouped_matmul(ptr: Tensor, col: Tensor, value: Tensor, x: Tensor) -> Tensor:
+    # The compiled grouped product (SparseOperator.matmul_grouped).
+    return _GroupedSpmm.apply(ptr, col, value.contiguous(), x.contiguous())
+
+
+def _grouped_sddmm(ptr: Tensor, col: Tensor, a: Tensor, b: Tensor) -> Tensor:
+    # The compiled grouped sampled product (SparseOperator.sddmm_grouped).
+    return _GroupedSddmm.apply(ptr, col, a.contiguous(), b.contiguous())
+
+
+def _attention(ptr: Tensor, col: Tensor, score: Optional[Tensor], target: Optional[Tensor],
+              source: Optional[Tensor], slope: float) -> Tensor:
+    # The compiled attention coefficients (SparseOperator.attention).
+    contiguous = (lambda t: None if t is None else t.contiguous())
+    return _Attention.apply(ptr, col, contiguous(score), contiguous(target),
+                            contiguous(source), float(slope))
 
 
 class _SegmentSoftmax(torch.autograd.Function):

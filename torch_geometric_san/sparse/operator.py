@@ -4,6 +4,7 @@ from typing import Any, Callable, Dict, Optional, Tuple, Union
 import numpy as np
 import scipy.sparse as sp
 import torch
+import torch.nn.functional as F
 from scipy.linalg import eigh_tridiagonal
 from scipy.linalg.blas import daxpy, ddot, dnrm2, dscal
 from threadpoolctl import ThreadpoolController
@@ -12,7 +13,9 @@ from torch import Tensor
 from torch_geometric.typing import SparseTensor
 from torch_geometric.utils import is_torch_sparse_tensor, to_edge_index
 
-from torch_geometric_san.sparse.kernels import _sddmm, _spmm, _spmm_power
+from torch_geometric_san.sparse.compiled import grouped_kernels
+from torch_geometric_san.sparse.kernels import (_attention, _grouped_matmul, _grouped_sddmm,
+                                               _sddmm, _spmm, _spmm_power, segment_softmax)
 
 __all__ = ["SparseOperator", "to_index_weight", "compressed_rows", "largest_eigenvalue",
            "DENSE_EIGEN_LIMIT", "EIGEN_TOL"]
@@ -347,11 +350,19 @@ class SparseOperator:
         r"""The products of :math:`G` operators with this pattern, each with
         its own entries, :obj:`value` :obj:`[nnz, G]`, and its own features,
         :obj:`x` :obj:`[cols, F, G]` (groups last), returned as
-        :obj:`[rows, F, G]`, by gathering the source rows and summing them per
-        target."""
+        :obj:`[rows, F, G]`: on the CPU by the compiled kernel
+        (:mod:`~torch_geometric_san.sparse.compiled`), elsewhere by gathering the
+        source rows and summing them per target."""
         self._check_operand('x', x, 3, self.shape[1])
-        src, dst = self.index
         n, features, groups = x.shape
+        if value.shape != (self.nnz, groups) or value.dtype != x.dtype:
+            raise ValueError(f"'value' must hold {self.nnz} entries of {groups} groups "
+                             f"in the dtype of 'x', {x.dtype} (got shape "
+                             f"{list(value.shape)}, {value.dtype})")
+        if _compiled_grouped(x):
+            ptr, col = self.structure()[:2]
+            return _grouped_matmul(ptr, col, value, x)
+        src, dst = self.index
         msg = x.reshape(n, features * groups).index_select(0, src)
         # One feature: [nnz, G] products, without broadcasting (nor, in the
         # backward, summing) over a feature dimension of size 1.
@@ -363,14 +374,61 @@ class SparseOperator:
     def sddmm_grouped(self, a: Tensor, b: Tensor) -> Tensor:
         r"""The sampled products :math:`\langle \mathbf{a}_i, \mathbf{b}_j
         \rangle` of every entry :math:`(i, j)` and group, from :obj:`a`
-        :obj:`[rows, F, G]` and :obj:`b` :obj:`[cols, F, G]`, as :obj:`[nnz, G]`."""
+        :obj:`[rows, F, G]` and :obj:`b` :obj:`[cols, F, G]`, as :obj:`[nnz, G]`
+        (on the CPU by the compiled kernel, as :meth:`matmul_grouped`)."""
         self._check_operand('a', a, 3, self.shape[0])
         self._check_operand('b', b, 3, self.shape[1])
+        if a.shape[1:] != b.shape[1:] or a.dtype != b.dtype:
+            raise ValueError(f"'a' and 'b' must have the same features, groups and "
+                             f"dtype (got {list(a.shape)}, {a.dtype} and "
+                             f"{list(b.shape)}, {b.dtype})")
+        if _compiled_grouped(a):
+            ptr, col = self.structure()[:2]
+            return _grouped_sddmm(ptr, col, a, b)
         src, dst = self.index
         if a.size(1) == 1:
             a, b = a.squeeze(1), b.squeeze(1)
         product = a.index_select(0, dst) * b.index_select(0, src)
         return product if product.dim() == 2 else product.sum(dim=1)
+
+    def attention(self, negative_slope: float, score: Optional[Tensor] = None,
+                  target: Optional[Tensor] = None,
+                  source: Optional[Tensor] = None) -> Tensor:
+        r"""The attention coefficients of :math:`G` operators with this pattern,
+        :obj:`[nnz, G]`: the softmax over the entries of each row of
+        :math:`\mathrm{LeakyReLU}(e_{ij})` (slope :obj:`negative_slope`) of the
+        scores :math:`e_{ij}`, given as :obj:`score` :obj:`[nnz, G]` or as
+        :math:`t_i + s_j` from :obj:`target` :obj:`[rows, G]` and :obj:`source`
+        :obj:`[cols, G]`. Scores that overflowed are replaced by the largest
+        finite values (:func:`torch.nan_to_num`), which keeps the softmax
+        defined. On the CPU one pass each way in the compiled kernel (as
+        :meth:`matmul_grouped`), elsewhere gathers and
+        :func:`~torch_geometric_san.sparse.segment_softmax`."""
+        if (score is None) == (target is None or source is None) or \
+                (score is not None and (target is not None or source is not None)):
+            raise ValueError("pass either 'score' or both 'target' and 'source'")
+        if score is not None:
+            if not isinstance(score, Tensor) or score.dim() != 2 or \
+                    score.size(0) != self.nnz or not score.is_floating_point():
+                raise ValueError(f"'score' must be a floating-point tensor [nnz={self.nnz}, "
+                                 f"G] (got {score.dtype if isinstance(score, Tensor) else type(score).__name__}"
+                                 f"{list(score.shape) if isinstance(score, Tensor) else ''})")
+        else:
+            self._check_operand('target', target, 2, self.shape[0])
+            self._check_operand('source', source, 2, self.shape[1])
+            if target.shape[1:] != source.shape[1:] or target.dtype != source.dtype:
+                raise ValueError(f"'target' and 'source' must have the same groups and "
+                                 f"dtype (got {list(target.shape)}, {target.dtype} and "
+                                 f"{list(source.shape)}, {source.dtype})")
+        reference = score if score is not None else target
+        if _compiled_grouped(reference):
+            ptr, col = self.structure()[:2]
+            return _attention(ptr, col, score, target, source, negative_slope)
+        src, dst = self.index
+        if score is None:
+            score = target.index_select(0, dst) + source.index_select(0, src)
+        score = F.leaky_relu(torch.nan_to_num(score), negative_slope)
+        return segment_softmax(score, dst, self.shape[0])
 
     def to_dense(self) -> Tensor:
         r"""The dense matrix :obj:`[rows, cols]` (for tests and small examples:
@@ -423,6 +481,14 @@ class SparseOperator:
             raise ValueError(f"{what} needs an operator with values (this one is a "
                              f"pattern without weights)")
         return self.weight
+
+
+def _compiled_grouped(x: Tensor) -> bool:
+    # Whether a grouped product on x runs in the compiled kernel: on the CPU, in
+    # eager mode (under torch.compile, Inductor fuses the composite itself), and
+    # where the kernels could be built.
+    return (x.device.type == 'cpu' and x.dtype in (torch.float32, torch.float64)
+            and not torch.compiler.is_compiling() and grouped_kernels() is not None)
 
 
 def largest_eigenvalue(matrix: sp.sparray, dtype: torch.dtype = torch.float32) -> float:

@@ -650,3 +650,24 @@ def test_every_parameter_gets_a_gradient(kit, config, case, missing):
         idle.append('lin.weight')  # the output is the bias alone
     for name, grad in grads.items():
         assert (grad.abs().sum() == 0) == (name in idle), name
+
+
+# The compiled CPU kernels (sparse.compiled) and the composites of PyTorch
+# operations: the same outputs and gradients on every path (batched signals of one
+# feature gather; the coefficients of every attention mode).
+@pytest.mark.parametrize('config', CONFIGS)
+@pytest.mark.parametrize('in_channels', [1, 6])
+def test_compiled_kernels_match_composites(kit, monkeypatch, config, in_channels):
+    data = kit.delaunay(10, seed=9)
+    ops = kit.operators(data, 1)
+    x = torch.randn(3, data.num_simplices(1), in_channels, dtype=torch.float64,
+                    requires_grad=True)
+    conv = make_conv(in_channels, **config)
+    results = []
+    for flag in ('1', '0'):
+        monkeypatch.setenv('TGSAN_COMPILED_KERNELS', flag)
+        out = conv(x, ops)
+        grads = torch.autograd.grad(out.square().sum(), [x, *conv.parameters()])
+        results.append((out, *grads))
+    for kernel, composite in zip(*results):
+        assert torch.allclose(kernel, composite, atol=1e-12)

@@ -11,7 +11,7 @@ from torch_geometric.nn.inits import glorot, zeros
 from torch_geometric.typing import OptTensor
 
 from torch_geometric_san.sparse import (SimplicialOperators, SparseOperator,
-                                        as_operators, segment_softmax)
+                                        as_operators)
 from torch_geometric_san.sparse.propagation import (accumulate, polynomial, powers,
                                                    prepare, sddmm)
 from torch_geometric_san.utils.validation import check_bool, check_int, check_real
@@ -79,8 +79,11 @@ class SANConv(MessagePassing):
     head. For :math:`B` signals on one complex (input :math:`(B, N, F_{in})`)
     the coefficients of all signals and heads are computed side by side on the
     shared pattern. The products, their layouts and their hand-written
-    backward live in :mod:`torch_geometric_san.sparse`; the softmax is
-    :func:`~torch_geometric_san.sparse.segment_softmax`. The layer runs under
+    backward live in :mod:`torch_geometric_san.sparse`; the coefficients are
+    :meth:`SparseOperator.attention
+    <torch_geometric_san.sparse.SparseOperator.attention>`. On the CPU both run
+    in compiled kernels (:mod:`torch_geometric_san.sparse.compiled`, built on
+    first use) where they can be built. The layer runs under
     :func:`torch.compile` (deriving the operators' forms runs eagerly);
     TorchScript and PyG's explainers are not supported.
 
@@ -518,8 +521,8 @@ class SANConv(MessagePassing):
             # h_i = ||_p [Z W_p]_i, a bilinear form z_i^T M z_j of the input.
             sign = op.weight.to(x.dtype).unsqueeze(1)
             left, right = self._bilinear_factors(key, branch, x, taps)
-            return self.edge_updater(op.index, size=(N, N), alpha=None,
-                                     score=sign * sddmm(op, left, right))
+            return self.edge_updater(op.index, size=(N, N), op=op, target=None,
+                                     source=None, score=sign * sddmm(op, left, right))
         # a^T h_i = (sum_p W_p a_p)^T z_i: the attention vectors folded into the
         # filter weights, so that no [N, J * C] product is formed.
         # One member (E = 1) unless the layer is an ensemble.
@@ -532,8 +535,8 @@ class SANConv(MessagePassing):
         scores = _linear(x, folded if self.ensemble else folded[0])
         scores = scores.view(B, N, 2, H).permute(2, 1, 0, 3)
         scores = scores.reshape(2, N, B * H).contiguous()
-        return self.edge_updater(op.index, size=(N, N), score=None,
-                                 alpha=(scores[0], scores[1]))
+        return self.edge_updater(op.index, size=(N, N), op=op, score=None,
+                                 target=scores[1], source=scores[0])
 
     def _bilinear_factors(self, key: str, branch: str, x: Tensor,
                           taps: Optional[List[Tensor]]) -> Tuple[Tensor, Tensor]:
@@ -584,18 +587,13 @@ class SANConv(MessagePassing):
                 B, N, H, C)
         return torch.einsum('jbnhf,jhcf->bnhc', out, weight)
 
-    def edge_update(self, alpha_j: OptTensor, alpha_i: OptTensor,
-                    score: OptTensor, index: Tensor,
-                    dim_size: Optional[int]) -> Tensor:
-        if score is None:
-            assert alpha_j is not None and alpha_i is not None
-            score = alpha_j + alpha_i
-        # Scores of huge signals can overflow (the bilinear ones square the
-        # signal): the largest finite values keep the softmax defined.
-        score = torch.nan_to_num(score)
-        alpha = F.leaky_relu(score, self.negative_slope)
-        assert dim_size is not None
-        alpha = segment_softmax(alpha, index, dim_size)
+    def edge_update(self, op: SparseOperator, score: OptTensor, target: OptTensor,
+                    source: OptTensor) -> Tensor:
+        # The coefficients [nnz, B * H] from the scores of the entries, or from
+        # those of their targets and sources: softmax per row of the LeakyReLU
+        # (SparseOperator.attention; scores that overflowed, e.g. bilinear ones of
+        # huge signals, become the largest finite values), then dropout.
+        alpha = op.attention(self.negative_slope, score, target, source)
         return F.dropout(alpha, p=self.dropout, training=self.training)
 
     # Filter taps ----------------------------------------------------------------------

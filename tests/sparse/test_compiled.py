@@ -1,0 +1,176 @@
+import warnings
+
+import pytest
+import torch
+
+from torch_geometric_san.sparse import SparseOperator, compiled
+
+requires_kernels = pytest.mark.skipif(
+    not compiled.enabled() or compiled.grouped_kernels() is None,
+    reason="the compiled kernels are turned off (TGSAN_COMPILED_KERNELS=0) or could "
+    "not be built here")
+
+
+def pattern(n=9, density=0.35, seed=0, empty_row=True, index_dtype=None):
+    torch.manual_seed(seed)
+    dense = torch.rand(n, n) < density
+    if empty_row:
+        dense[3] = False  # a row without entries
+    op = SparseOperator.from_index(dense.nonzero().t().flip(0), None, n)
+    if index_dtype is not None:  # the compressed rows in the other index dtype
+        op._cache['structure'] = tuple(t.to(index_dtype) if i < 4 else t
+                                       for i, t in enumerate(op.structure()))
+    return op
+
+
+@pytest.fixture
+def both(monkeypatch):
+    # Runs f() with the compiled kernels and with the composites.
+    def run(f):
+        monkeypatch.setenv('TGSAN_COMPILED_KERNELS', '1')
+        kernel = f()
+        monkeypatch.setenv('TGSAN_COMPILED_KERNELS', '0')
+        composite = f()
+        monkeypatch.delenv('TGSAN_COMPILED_KERNELS')
+        return kernel, composite
+    return run
+
+
+def gradients(out, inputs, seed=1):
+    torch.manual_seed(seed)
+    grad = torch.randn_like(out)
+    return torch.autograd.grad(out, inputs, grad, allow_unused=True)
+
+
+@requires_kernels
+@pytest.mark.parametrize('features', [1, 3])
+@pytest.mark.parametrize('index_dtype', [torch.int32, torch.int64])
+def test_grouped_products_match_composites(both, features, index_dtype):
+    op = pattern(index_dtype=index_dtype)
+    value = torch.randn(op.nnz, 4, dtype=torch.float64, requires_grad=True)
+    x = torch.randn(9, features, 4, dtype=torch.float64, requires_grad=True)
+    a = torch.randn(9, features, 4, dtype=torch.float64, requires_grad=True)
+
+    def run():
+        out = op.matmul_grouped(value, x)
+        score = op.sddmm_grouped(a, x)
+        return (out, score, *gradients(out, (value, x)), *gradients(score, (a, x)))
+
+    for kernel, composite in zip(*both(run)):
+        assert torch.allclose(kernel, composite)
+
+
+@requires_kernels
+@pytest.mark.parametrize('given', [True, False])
+def test_attention_matches_composite(both, given):
+    op = pattern(seed=1)
+    score = torch.randn(op.nnz, 5, dtype=torch.float64, requires_grad=True)
+    target = torch.randn(9, 5, dtype=torch.float64, requires_grad=True)
+    source = torch.randn(9, 5, dtype=torch.float64, requires_grad=True)
+    with torch.no_grad():  # overflowed scores: replaced by the largest finite values
+        (score if given else source)[0, :3] = torch.tensor([float('inf'), -float('inf'),
+                                                            float('nan')])
+    inputs = (score, ) if given else (target, source)
+
+    def run():
+        alpha = op.attention(0.2, *((score, ) if given else (None, target, source)))
+        return (alpha, *gradients(alpha, inputs))
+
+    kernel, composite = both(run)
+    for k, c in zip(kernel, composite):
+        assert torch.allclose(k, c, atol=1e-12)
+    alpha = kernel[0]
+    rows = op.index[1]
+    sums = alpha.new_zeros(9, 5).index_add_(0, rows, alpha)
+    has_entries = torch.bincount(rows, minlength=9) > 0
+    assert torch.allclose(sums[has_entries], torch.ones_like(sums[has_entries]))
+
+
+@requires_kernels
+def test_attention_float32_matches_composite(both):
+    op = pattern(n=40, density=0.2, seed=2)
+    target, source = torch.randn(40, 32) * 10, torch.randn(40, 32) * 10
+    kernel, composite = both(lambda: op.attention(0.2, None, target, source))
+    assert torch.allclose(kernel, composite, rtol=1e-5, atol=1e-7)
+
+
+@requires_kernels
+@pytest.mark.parametrize('given', [True, False])
+def test_gradcheck_and_double_backward(given):
+    op = pattern(n=6, density=0.5, seed=3)
+    value = torch.randn(op.nnz, 2, dtype=torch.float64, requires_grad=True)
+    x = torch.randn(6, 2, 2, dtype=torch.float64, requires_grad=True)
+    a = torch.randn(6, 2, 2, dtype=torch.float64, requires_grad=True)
+    for fn, inputs in ((op.matmul_grouped, (value, x)), (op.sddmm_grouped, (a, x))):
+        assert torch.autograd.gradcheck(fn, inputs)
+        assert torch.autograd.gradgradcheck(fn, inputs)
+    if given:
+        fn, inputs = (lambda s: op.attention(0.2, s)), (value, )
+    else:
+        fn, inputs = (lambda t, s: op.attention(0.2, None, t, s)), (x[:, 0], a[:, 0])
+        inputs = tuple(t.detach().requires_grad_() for t in inputs)
+    assert torch.autograd.gradcheck(fn, inputs)
+    assert torch.autograd.gradgradcheck(fn, inputs)
+
+
+@requires_kernels
+def test_empty_operator():
+    op = SparseOperator(torch.zeros(2, 0, dtype=torch.long), None, (4, 3))
+    out = op.matmul_grouped(torch.zeros(0, 2), torch.randn(3, 1, 2))
+    assert out.shape == (4, 1, 2) and not out.any()
+    assert op.sddmm_grouped(torch.randn(4, 1, 2), torch.randn(3, 1, 2)).shape == (0, 2)
+    assert op.attention(0.2, None, torch.randn(4, 2), torch.randn(3, 2)).shape == (0, 2)
+
+
+def test_turned_off_runs_the_composites(monkeypatch):
+    monkeypatch.setenv('TGSAN_COMPILED_KERNELS', '0')
+    assert compiled.grouped_kernels() is None
+    op = pattern()
+    out = op.matmul_grouped(torch.ones(op.nnz, 2), torch.ones(9, 1, 2))
+    rows = torch.bincount(op.index[1], minlength=9).float()
+    assert torch.equal(out[:, 0, 0], rows)
+
+
+def test_a_failed_build_warns_once_and_falls_back(monkeypatch, tmp_path):
+    import torch.utils.cpp_extension
+
+    def fail(*args, **kwargs):
+        raise RuntimeError("no compiler here")
+
+    monkeypatch.setattr(torch.utils.cpp_extension, 'load', fail)
+    monkeypatch.setattr(compiled, '_module', None)
+    monkeypatch.setattr(compiled, '_failed', False)
+    monkeypatch.setenv('TGSAN_COMPILED_KERNELS', '1')
+    monkeypatch.setenv('TGSAN_KERNELS_DIR', str(tmp_path))
+    with pytest.warns(RuntimeWarning, match="could not be built .*no compiler here"):
+        assert compiled.grouped_kernels() is None
+    op = pattern()
+    value, x = torch.randn(op.nnz, 2), torch.randn(9, 1, 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')  # warned once only
+        out = op.matmul_grouped(value, x)
+    expected = torch.stack([op.matmul(x[:, :, g], value[:, g]) for g in range(2)], -1)
+    assert torch.allclose(out, expected, atol=1e-6)
+
+
+@pytest.mark.parametrize('kwargs, pattern_', [
+    (dict(), "pass either 'score' or both 'target' and 'source'"),
+    (dict(score=torch.randn(3, 2), target=torch.randn(9, 2)), "pass either"),
+    (dict(target=torch.randn(9, 2)), "pass either"),
+    (dict(score=torch.randn(5, 2)), r"'score' must be a floating-point tensor \[nnz="),
+    (dict(target=torch.randn(8, 2), source=torch.randn(9, 2)), "'target' must have 9 rows"),
+    (dict(target=torch.randn(9, 2), source=torch.randn(9, 3)), "same groups and dtype"),
+])
+def test_attention_rejects_bad_input(assert_rejected, kwargs, pattern_):
+    assert_rejected(pattern().attention, (0.2, ), kwargs, ValueError, pattern_)
+
+
+def test_grouped_products_reject_bad_values(assert_rejected):
+    op = pattern()
+    x = torch.randn(9, 1, 2)
+    assert_rejected(op.matmul_grouped, (torch.randn(op.nnz, 3), x), {}, ValueError,
+                    "'value' must hold .* entries of 2 groups")
+    assert_rejected(op.matmul_grouped, (torch.randn(op.nnz, 2).double(), x), {},
+                    ValueError, "in the dtype of 'x'")
+    assert_rejected(op.sddmm_grouped, (x, torch.randn(9, 2, 2)), {}, ValueError,
+                    "same features, groups and dtype")
