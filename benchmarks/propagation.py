@@ -9,8 +9,10 @@ process with one torch thread, alternating the two ways step by step:
   differ per signal and head ([nnz, B*H]); applied by gathering the features
   of every entry for all groups at once (``matmul_grouped``) or through the
   block-diagonal operator of B*H copies of the pattern (one sparse product),
-  for 1, 2, 4 and 8 features per group. The layer gathers up to
-  ``GATHER_MAX_WIDTH`` features.
+  for 1 to 32 features per group. The layer gathers up to
+  ``GATHER_MAX_WIDTH_COMPILED`` features where the compiled CPU kernel gathers
+  (``torch_geometric_san.sparse.compiled``), ``GATHER_MAX_WIDTH`` where the
+  composite does.
 * **narrow input: propagate the input vs the taps.** For F_in < F_out the
   layer computes sum_p (A^p Z) W_p instead of sum_p A^p (Z W_p) (Horner), as
   on the trajectory data (F_in = 1, F_out = 32).
@@ -42,7 +44,7 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _common  # noqa: E402
 from torch_geometric_san.data import SimplicialComplexData  # noqa: E402
-from torch_geometric_san.sparse import propagation  # noqa: E402
+from torch_geometric_san.sparse import compiled, propagation  # noqa: E402
 
 
 def delaunay(num_points: int) -> SimplicialComplexData:
@@ -98,13 +100,15 @@ def measure(num_points: int, repeats: int) -> List[List[str]]:
     rows = []
     # Per-group values: 32 signals x 1 head, as a trajectory batch.
     groups = 32
-    for width in (1, 2, 4, 8):
+    for width in (1, 2, 4, 8, 16, 32):
         value = torch.rand(nnz, groups, requires_grad=True)
         x = torch.randn(groups, n, 1, width, requires_grad=True)
         ms = compare({way: (lambda gather=gather: propagation.polynomial(
             nbhd, value, [x, x * 0.5], gather=gather)) for way, gather in
             (('gather', True), ('block', False))}, repeats)
-        chosen = 'gather' if width <= propagation.GATHER_MAX_WIDTH else 'block'
+        limit = (propagation.GATHER_MAX_WIDTH_COMPILED if compiled.available_for(x)
+                 else propagation.GATHER_MAX_WIDTH)
+        chosen = 'gather' if width <= limit else 'block'
         rows.append([size, f'per-group values, {groups} groups x {width} features, J = 2',
                      'gather', f"{ms['gather']:.1f}", 'block-diagonal',
                      f"{ms['block']:.1f}", f"{ms['block'] / ms['gather']:.2f}", chosen])

@@ -4,6 +4,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import torch
+
+from torch_geometric_san.sparse import compiled
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -17,6 +21,9 @@ def test_propagation_benchmark_writes_its_table(tmp_path):
     text = results.read_text()
     assert '## Other\n\nkept' in text and '## Propagation paths' in text
     rows = [line for line in text.splitlines() if 'edges (' in line]
-    assert len(rows) == 8
-    uses = [row.strip('|').split('|')[-1].strip() for row in rows[:4]]
-    assert uses == ['gather', 'block', 'block', 'block']  # GATHER_MAX_WIDTH = 1
+    assert len(rows) == 10
+    uses = [row.strip('|').split('|')[-1].strip() for row in rows[:6]]
+    # Widths 1-32: gathered up to GATHER_MAX_WIDTH_COMPILED = 8 by the compiled
+    # kernel, up to GATHER_MAX_WIDTH = 1 by the composite.
+    gathered = 4 if compiled.available_for(torch.zeros(1)) else 1
+    assert uses == ['gather'] * gathered + ['block'] * (6 - gathered)

@@ -24,8 +24,9 @@ from types import ModuleType
 from typing import Optional
 
 import torch
+from torch import Tensor
 
-__all__ = ["grouped_kernels", "enabled"]
+__all__ = ["grouped_kernels", "enabled", "available_for"]
 
 _NAME = "torch_geometric_san_grouped"
 # -fno-trapping-math lets the compiler vectorise the selects of the attention
@@ -82,3 +83,19 @@ def grouped_kernels() -> Optional[ModuleType]:
                       f"run as PyTorch composites (set TGSAN_COMPILED_KERNELS=0 to "
                       f"skip the attempt)", RuntimeWarning, stacklevel=2)
     return _module
+
+
+def available_for(x: Tensor) -> bool:
+    r"""Whether a grouped product or attention on :obj:`x` runs in the compiled
+    kernels: on the CPU, in float32 or float64, in eager mode (under
+    :func:`torch.compile`, Inductor fuses the composites itself), and where the
+    kernels are on and could be built.
+
+    Args:
+        x (torch.Tensor): An operand of the product.
+
+    Returns:
+        bool: Whether the compiled kernel runs.
+    """
+    return (x.device.type == 'cpu' and x.dtype in (torch.float32, torch.float64)
+            and not torch.compiler.is_compiling() and grouped_kernels() is not None)

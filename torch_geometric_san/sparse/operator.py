@@ -13,7 +13,7 @@ from torch import Tensor
 from torch_geometric.typing import SparseTensor
 from torch_geometric.utils import is_torch_sparse_tensor, to_edge_index
 
-from torch_geometric_san.sparse.compiled import grouped_kernels
+from torch_geometric_san.sparse.compiled import available_for
 from torch_geometric_san.sparse.kernels import (_attention, _grouped_matmul, _grouped_sddmm,
                                                _sddmm, _spmm, _spmm_power, segment_softmax)
 
@@ -359,7 +359,7 @@ class SparseOperator:
             raise ValueError(f"'value' must hold {self.nnz} entries of {groups} groups "
                              f"in the dtype of 'x', {x.dtype} (got shape "
                              f"{list(value.shape)}, {value.dtype})")
-        if _compiled_grouped(x):
+        if available_for(x):
             ptr, col = self.structure()[:2]
             return _grouped_matmul(ptr, col, value, x)
         src, dst = self.index
@@ -382,7 +382,7 @@ class SparseOperator:
             raise ValueError(f"'a' and 'b' must have the same features, groups and "
                              f"dtype (got {list(a.shape)}, {a.dtype} and "
                              f"{list(b.shape)}, {b.dtype})")
-        if _compiled_grouped(a):
+        if available_for(a):
             ptr, col = self.structure()[:2]
             return _grouped_sddmm(ptr, col, a, b)
         src, dst = self.index
@@ -421,7 +421,7 @@ class SparseOperator:
                                  f"dtype (got {list(target.shape)}, {target.dtype} and "
                                  f"{list(source.shape)}, {source.dtype})")
         reference = score if score is not None else target
-        if _compiled_grouped(reference):
+        if available_for(reference):
             ptr, col = self.structure()[:2]
             return _attention(ptr, col, score, target, source, negative_slope)
         src, dst = self.index
@@ -481,14 +481,6 @@ class SparseOperator:
             raise ValueError(f"{what} needs an operator with values (this one is a "
                              f"pattern without weights)")
         return self.weight
-
-
-def _compiled_grouped(x: Tensor) -> bool:
-    # Whether a grouped product on x runs in the compiled kernel: on the CPU, in
-    # eager mode (under torch.compile, Inductor fuses the composite itself), and
-    # where the kernels could be built.
-    return (x.device.type == 'cpu' and x.dtype in (torch.float32, torch.float64)
-            and not torch.compiler.is_compiling() and grouped_kernels() is not None)
 
 
 def largest_eigenvalue(matrix: sp.sparray, dtype: torch.dtype = torch.float32) -> float:

@@ -8,8 +8,9 @@ and group (fixed operators: one product over :obj:`[N, B G W]`), or
 :obj:`[nnz, B G]`, one set per signal and group (attention coefficients,
 computed side by side on the shared pattern). Per-group values are applied
 through the block-diagonal operator of :math:`B G` copies of the pattern (one
-product), or, for one feature per group, by gathering the features of
-each entry for all groups at once
+product), or, for narrow groups (:data:`GATHER_MAX_WIDTH` features, and
+:data:`GATHER_MAX_WIDTH_COMPILED` where the compiled CPU kernel does it), by
+gathering the features of each entry for all groups at once
 (:meth:`~torch_geometric_san.sparse.SparseOperator.matmul_grouped`), which is
 also the way for several groups under :func:`torch.compile`;
 ``benchmarks/propagation.py`` measures both ways and the choice between them.
@@ -26,32 +27,37 @@ from typing import List, Optional, Sequence, Tuple
 import torch
 from torch import Tensor
 
+from torch_geometric_san.sparse.compiled import available_for
 from torch_geometric_san.sparse.operator import SparseOperator
 
 __all__ = ["prepare", "polynomial", "powers", "sddmm", "accumulate",
-           "GATHER_MAX_WIDTH"]
+           "GATHER_MAX_WIDTH", "GATHER_MAX_WIDTH_COMPILED"]
 
 #: Groups of at most this many features are propagated by gathering
 #: (:meth:`SparseOperator.matmul_grouped`), wider ones through the
-#: block-diagonal operator.
+#: block-diagonal operator, where the gathering runs as a composite of PyTorch
+#: operations.
 GATHER_MAX_WIDTH = 1
+#: The same limit where the gathering runs in the compiled CPU kernel
+#: (:func:`~torch_geometric_san.sparse.compiled.available_for`).
+GATHER_MAX_WIDTH_COMPILED = 8
 
 
 class _Layout:
     # How signals [B, N, G, W] meet one operator with values [nnz] ('wide':
     # [N, B*G*W]) or [nnz, B*G] ('block': [B*G*N, W] against the block-diagonal
     # operator; 'gather': [N, W, B*G], gathered entry by entry).
-    def __init__(self, op: SparseOperator, shape: Tuple[int, ...], per_group: bool,
+    def __init__(self, op: SparseOperator, x: Tensor, per_group: bool,
                  gather: Optional[bool]):
-        B, _, G, W = shape
+        B, _, G, W = shape = tuple(x.shape)
         self.op, self.shape = op, shape
         if gather is None:
             # Several groups are always gathered under torch.compile: Inductor
             # fuses the gather, product and sum, and (torch 2.13) computed wrong
             # input gradients through block-diagonal products in the same graph
             # as their coefficients.
-            gather = B * G > 1 and (W <= GATHER_MAX_WIDTH
-                                    or torch.compiler.is_compiling())
+            limit = GATHER_MAX_WIDTH_COMPILED if available_for(x) else GATHER_MAX_WIDTH
+            gather = B * G > 1 and (W <= limit or torch.compiler.is_compiling())
         self.mode = 'wide' if not per_group else 'gather' if gather else 'block'
 
     def to_layout(self, x: Tensor) -> Tensor:
@@ -118,7 +124,8 @@ def polynomial(op: SparseOperator, value: Optional[Tensor],
             \mathbf{H}_J`, :obj:`[B, N, G, W]` each.
         gather (bool, optional): Whether per-group values are applied by
             gathering (:obj:`True`) or through the block-diagonal operator
-            (:obj:`False`). (default: by width, :data:`GATHER_MAX_WIDTH`)
+            (:obj:`False`). (default: by width, :data:`GATHER_MAX_WIDTH` or
+            :data:`GATHER_MAX_WIDTH_COMPILED`)
 
     Returns:
         torch.Tensor: The filtered signals, :obj:`[B, rows, G, W]`.
@@ -172,7 +179,7 @@ def sddmm(op: SparseOperator, a: Tensor, b: Tensor,
         torch.Tensor: :obj:`[nnz, B G]`.
     """
     B, _, G, _ = b.shape
-    layout = _Layout(op, tuple(b.shape), True, gather)
+    layout = _Layout(op, b, True, gather)
     a, b = layout.to_layout(a), layout.to_layout(b)
     if layout.mode == 'gather':
         return op.sddmm_grouped(a, b)
@@ -189,7 +196,7 @@ def _layout_for(op: SparseOperator, value: Optional[Tensor], x: Tensor,
     if per_group and value.shape != (op.nnz, B * G):
         raise ValueError(f"expected values [{op.nnz}, {B * G}] (one per entry, "
                          f"signal and group), got {list(value.shape)}")
-    return _Layout(op, tuple(x.shape), per_group, gather)
+    return _Layout(op, x, per_group, gather)
 
 
 def accumulate(out: Tensor, other: Tensor) -> Tensor:
