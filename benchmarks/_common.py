@@ -26,6 +26,7 @@ import numpy as np
 import torch
 
 from torch_geometric_san.nn.models import SAN
+from torch_geometric_san.sparse import compiled
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _report  # noqa: E402
@@ -234,11 +235,18 @@ def mean_std(values: Iterable[float], scale: float = 100.0, digits: int = 1) -> 
 
 
 def machine(device: str) -> str:
-    """The accelerator or CPU model, the number of cores and the versions."""
-    name = (torch.cuda.get_device_name(torch.device(device))
-            if device.startswith('cuda') else _report.cpu_name())
+    """The accelerator or CPU model, the number of cores, the versions and, on the
+    CPU, whether the package's compiled kernels run (they change the timings and,
+    by rounding, the numbers)."""
+    if device.startswith('cuda'):
+        name, kernels = torch.cuda.get_device_name(torch.device(device)), ''
+    else:
+        # Enabled kernels that this process has not loaded yet run in its workers.
+        state = {'off': 'off', 'failed': 'not built (composites)'}.get(compiled.status(),
+                                                                      'on')
+        name, kernels = _report.cpu_name(), f', compiled CPU kernels {state}'
     return (f'{name}, {torch.get_num_threads()} torch thread(s) per process, torch '
-            f'{torch.__version__}, Python {platform.python_version()}')
+            f'{torch.__version__}, Python {platform.python_version()}{kernels}')
 
 
 def add_results_arguments(parser: argparse.ArgumentParser) -> None:

@@ -114,6 +114,14 @@ def test_gradcheck_and_double_backward(given):
 
 
 @requires_kernels
+def test_status_and_availability():
+    assert compiled.status() == 'on'
+    assert compiled.available_for(torch.zeros(1, dtype=torch.float64))
+    assert not compiled.available_for(torch.zeros(1, dtype=torch.float16))
+    assert not compiled.available_for(torch.zeros(1, device='meta'))
+
+
+@requires_kernels
 def test_empty_operator():
     op = SparseOperator(torch.zeros(2, 0, dtype=torch.long), None, (4, 3))
     out = op.matmul_grouped(torch.zeros(0, 2), torch.randn(3, 1, 2))
@@ -124,7 +132,8 @@ def test_empty_operator():
 
 def test_turned_off_runs_the_composites(monkeypatch):
     monkeypatch.setenv('TGSAN_COMPILED_KERNELS', '0')
-    assert compiled.grouped_kernels() is None
+    assert compiled.grouped_kernels() is None and compiled.status() == 'off'
+    assert not compiled.available_for(torch.zeros(1))
     op = pattern()
     out = op.matmul_grouped(torch.ones(op.nnz, 2), torch.ones(9, 1, 2))
     rows = torch.bincount(op.index[1], minlength=9).float()
@@ -142,8 +151,10 @@ def test_a_failed_build_warns_once_and_falls_back(monkeypatch, tmp_path):
     monkeypatch.setattr(compiled, '_failed', False)
     monkeypatch.setenv('TGSAN_COMPILED_KERNELS', '1')
     monkeypatch.setenv('TGSAN_KERNELS_DIR', str(tmp_path))
+    assert compiled.status() == 'not loaded'
     with pytest.warns(RuntimeWarning, match="could not be built .*no compiler here"):
         assert compiled.grouped_kernels() is None
+    assert compiled.status() == 'failed' and not compiled.available_for(torch.zeros(1))
     op = pattern()
     value, x = torch.randn(op.nnz, 2), torch.randn(9, 1, 2)
     with warnings.catch_warnings():

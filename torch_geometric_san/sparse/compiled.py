@@ -26,7 +26,7 @@ from typing import Optional
 import torch
 from torch import Tensor
 
-__all__ = ["grouped_kernels", "enabled", "available_for"]
+__all__ = ["grouped_kernels", "enabled", "available_for", "status"]
 
 _NAME = "torch_geometric_san_grouped"
 # -fno-trapping-math lets the compiler vectorise the selects of the attention
@@ -99,3 +99,16 @@ def available_for(x: Tensor) -> bool:
     """
     return (x.device.type == 'cpu' and x.dtype in (torch.float32, torch.float64)
             and not torch.compiler.is_compiling() and grouped_kernels() is not None)
+
+
+def status() -> str:
+    r"""What the compiled kernels are doing in this process, without building them.
+
+    Returns:
+        str: :obj:`'on'` (loaded and used on the CPU), :obj:`'off'` (turned off by
+        ``TGSAN_COMPILED_KERNELS=0``), :obj:`'failed'` (could not be built) or
+        :obj:`'not loaded'` (no grouped product has run on the CPU yet).
+    """
+    if not enabled():
+        return 'off'
+    return 'on' if _module is not None else 'failed' if _failed else 'not loaded'

@@ -22,7 +22,7 @@ Horner's rule, :math:`\mathbf{A}(\mathbf{H}_1 + \mathbf{A}(\mathbf{H}_2 + \dots
 sampled products :math:`\langle \mathbf{a}_i, \mathbf{b}_j\rangle` per entry and
 group.
 """
-from typing import List, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence
 
 import torch
 from torch import Tensor
