@@ -270,58 +270,51 @@ TGSAN_CLONES void attention_backward_rows(
 
 }  // namespace
 
-torch::Tensor grouped_spmm(torch::Tensor ptr, torch::Tensor col, torch::Tensor value,
-                           torch::Tensor x) {
-  check(ptr, col, value, 2, "value");
-  check(ptr, col, x, 3, "x");
-  const int64_t rows = ptr.size(0) - 1, F = x.size(1), G = x.size(2);
-  auto out = torch::empty({rows, F, G}, x.options());
-  AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "grouped_spmm", [&] {
-    AT_DISPATCH_INDEX_TYPES(ptr.scalar_type(), "grouped_spmm", [&] {
-      over_rows(rows, true, [&](int64_t begin, int64_t end) {
-        spmm_rows(begin, end, ptr.data_ptr<index_t>(), col.data_ptr<index_t>(),
-                  value.data_ptr<scalar_t>(), x.data_ptr<scalar_t>(),
-                  out.data_ptr<scalar_t>(), F, G);
+namespace {
+
+// Runs rows(begin, end, ptr, col, a, b, out, F, G), a grouped product's loops, over
+// the rows of the pattern into `out` (in parallel where rows write apart).
+template <typename Rows>
+torch::Tensor product(const torch::Tensor& ptr, const torch::Tensor& col,
+                      const torch::Tensor& a, const torch::Tensor& b, torch::Tensor out,
+                      bool parallel, const Rows& rows) {
+  const int64_t F = b.size(1), G = b.size(2);
+  AT_DISPATCH_FLOATING_TYPES(out.scalar_type(), "grouped product", [&] {
+    AT_DISPATCH_INDEX_TYPES(ptr.scalar_type(), "grouped product", [&] {
+      over_rows(ptr.size(0) - 1, parallel, [&](int64_t begin, int64_t end) {
+        rows(begin, end, ptr.data_ptr<index_t>(), col.data_ptr<index_t>(),
+             a.data_ptr<scalar_t>(), b.data_ptr<scalar_t>(), out.data_ptr<scalar_t>(), F,
+             G);
       });
     });
   });
   return out;
+}
+
+}  // namespace
+
+torch::Tensor grouped_spmm(torch::Tensor ptr, torch::Tensor col, torch::Tensor value,
+                           torch::Tensor x) {
+  check(ptr, col, value, 2, "value");
+  check(ptr, col, x, 3, "x");
+  auto out = torch::empty({ptr.size(0) - 1, x.size(1), x.size(2)}, x.options());
+  return product(ptr, col, value, x, out, true, [](auto... args) { spmm_rows(args...); });
 }
 
 torch::Tensor grouped_spmm_t(torch::Tensor ptr, torch::Tensor col, torch::Tensor value,
                              torch::Tensor y, int64_t cols) {
   check(ptr, col, value, 2, "value");
   check(ptr, col, y, 3, "y");
-  const int64_t rows = ptr.size(0) - 1, F = y.size(1), G = y.size(2);
-  auto out = torch::zeros({cols, F, G}, y.options());
-  AT_DISPATCH_FLOATING_TYPES(y.scalar_type(), "grouped_spmm_t", [&] {
-    AT_DISPATCH_INDEX_TYPES(ptr.scalar_type(), "grouped_spmm_t", [&] {
-      over_rows(rows, false, [&](int64_t begin, int64_t end) {
-        spmm_t_rows(begin, end, ptr.data_ptr<index_t>(), col.data_ptr<index_t>(),
-                    value.data_ptr<scalar_t>(), y.data_ptr<scalar_t>(),
-                    out.data_ptr<scalar_t>(), F, G);
-      });
-    });
-  });
-  return out;
+  auto out = torch::zeros({cols, y.size(1), y.size(2)}, y.options());
+  return product(ptr, col, value, y, out, false, [](auto... args) { spmm_t_rows(args...); });
 }
 
 torch::Tensor grouped_sddmm(torch::Tensor ptr, torch::Tensor col, torch::Tensor a,
                             torch::Tensor b) {
   check(ptr, col, a, 3, "a");
   check(ptr, col, b, 3, "b");
-  const int64_t rows = ptr.size(0) - 1, F = a.size(1), G = a.size(2);
-  auto out = torch::empty({col.size(0), G}, a.options());
-  AT_DISPATCH_FLOATING_TYPES(a.scalar_type(), "grouped_sddmm", [&] {
-    AT_DISPATCH_INDEX_TYPES(ptr.scalar_type(), "grouped_sddmm", [&] {
-      over_rows(rows, true, [&](int64_t begin, int64_t end) {
-        sddmm_rows(begin, end, ptr.data_ptr<index_t>(), col.data_ptr<index_t>(),
-                   a.data_ptr<scalar_t>(), b.data_ptr<scalar_t>(), out.data_ptr<scalar_t>(),
-                   F, G);
-      });
-    });
-  });
-  return out;
+  auto out = torch::empty({col.size(0), a.size(2)}, a.options());
+  return product(ptr, col, a, b, out, true, [](auto... args) { sddmm_rows(args...); });
 }
 
 // Scores from `score` [nnz, G] if it is defined, else from `target`, `source` [N, G].
