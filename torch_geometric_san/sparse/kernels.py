@@ -25,9 +25,10 @@ whose backward is made of the same kernels (and, for double backward, of
 differentiable operations).
 """
 import warnings
-from typing import Optional, Tuple
+from typing import Optional
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor
 
 from torch_geometric.typing import OptTensor
@@ -249,36 +250,34 @@ class _Attention(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_alpha: Tensor):
         ptr, col, score, target, source, alpha = ctx.saved_tensors
-        if torch.is_grad_enabled():  # double backward: differentiable ops only
-            return (None, None, *_attention_grad(ptr, col, score, target, source,
-                                                 ctx.slope, alpha, grad_alpha), None)
-        grads = grouped_kernels().attention_backward(ptr, col, score, target, source,
-                                                     ctx.slope, alpha,
-                                                     grad_alpha.contiguous())
-        if score is not None:
-            return None, None, grads[0], None, None, None
-        return None, None, None, *grads, None
+        if torch.is_grad_enabled():
+            # Double backward: the gradient of the composite, which is differentiable.
+            inputs = [t for t in (score, target, source) if t is not None]
+            row = torch.repeat_interleave(
+                torch.arange(ptr.numel() - 1, device=ptr.device),
+                (ptr[1:] - ptr[:-1]).long())
+            grads = iter(torch.autograd.grad(
+                _attention_composite(row, col.long(), ptr.numel() - 1, score, target,
+                                     source, ctx.slope),
+                inputs, grad_alpha, create_graph=True))
+        else:
+            grads = iter(grouped_kernels().attention_backward(
+                ptr, col, score, target, source, ctx.slope, alpha,
+                grad_alpha.contiguous()))
+        return (None, None, *(None if t is None else next(grads)
+                              for t in (score, target, source)), None)
 
 
-def _attention_grad(ptr: Tensor, col: Tensor, score: Optional[Tensor],
-                    target: Optional[Tensor], source: Optional[Tensor], slope: float,
-                    alpha: Tensor, grad_alpha: Tensor) -> Tuple[OptTensor, ...]:
-    # The backward of _Attention in differentiable operations, for double backward.
-    row = torch.repeat_interleave(torch.arange(ptr.numel() - 1, device=ptr.device),
-                                  (ptr[1:] - ptr[:-1]).long())
-    col = col.long()
+def _attention_composite(row: Tensor, col: Tensor, num_rows: int, score: OptTensor,
+                         target: OptTensor, source: OptTensor, slope: float) -> Tensor:
+    # The attention coefficients (SparseOperator.attention) of the entries (row,
+    # col) in PyTorch operations: from the scores, or from target[row] +
+    # source[col]; nan_to_num, LeakyReLU and the softmax of each row.
     if score is None:
         assert target is not None and source is not None
         score = target.index_select(0, row) + source.index_select(0, col)
-    size = (ptr.numel() - 1, alpha.size(1))
-    dot = alpha.new_zeros(size).index_add(0, row, alpha * grad_alpha)
-    grad = alpha * (grad_alpha - dot.index_select(0, row))
-    grad = grad * torch.where(torch.isfinite(score), torch.where(
-        torch.nan_to_num(score) > 0, 1.0, slope), 0.0).to(grad.dtype)
-    if target is None:
-        return grad, None, None
-    return (None, grad.new_zeros(size).index_add(0, row, grad),
-            grad.new_zeros(source.shape).index_add(0, col, grad))
+    score = F.leaky_relu(torch.nan_to_num(score), slope)
+    return segment_softmax(score, row, num_rows)
 
 
 def _grouped_matmul(ptr: Tensor, col: Tensor, value: Tensor, x: Tensor) -> Tensor:

@@ -4,7 +4,6 @@ from typing import Any, Callable, Dict, Optional, Tuple, Union
 import numpy as np
 import scipy.sparse as sp
 import torch
-import torch.nn.functional as F
 from scipy.linalg import eigh_tridiagonal
 from scipy.linalg.blas import daxpy, ddot, dnrm2, dscal
 from threadpoolctl import ThreadpoolController
@@ -14,8 +13,9 @@ from torch_geometric.typing import SparseTensor
 from torch_geometric.utils import is_torch_sparse_tensor, to_edge_index
 
 from torch_geometric_san.sparse.compiled import available_for
-from torch_geometric_san.sparse.kernels import (_attention, _grouped_matmul, _grouped_sddmm,
-                                               _sddmm, _spmm, _spmm_power, segment_softmax)
+from torch_geometric_san.sparse.kernels import (_attention, _attention_composite,
+                                               _grouped_matmul, _grouped_sddmm, _sddmm,
+                                               _spmm, _spmm_power)
 
 __all__ = ["SparseOperator", "to_index_weight", "compressed_rows", "largest_eigenvalue",
            "DENSE_EIGEN_LIMIT", "EIGEN_TOL"]
@@ -424,11 +424,8 @@ class SparseOperator:
         if available_for(reference):
             ptr, col = self.structure()[:2]
             return _attention(ptr, col, score, target, source, negative_slope)
-        src, dst = self.index
-        if score is None:
-            score = target.index_select(0, dst) + source.index_select(0, src)
-        score = F.leaky_relu(torch.nan_to_num(score), negative_slope)
-        return segment_softmax(score, dst, self.shape[0])
+        return _attention_composite(self.index[1], self.index[0], self.shape[0], score,
+                                    target, source, negative_slope)
 
     def to_dense(self) -> Tensor:
         r"""The dense matrix :obj:`[rows, cols]` (for tests and small examples:
