@@ -185,3 +185,34 @@ def test_grouped_products_reject_bad_values(assert_rejected):
                     ValueError, "in the dtype of 'x'")
     assert_rejected(op.sddmm_grouped, (x, torch.randn(9, 2, 2)), {}, ValueError,
                     "same features, groups and dtype")
+
+
+@requires_kernels
+def test_kernels_in_several_threads_match_composites(both):
+    # Rows split between threads (at::parallel_for, 64 rows per task at least);
+    # the transposed products and the gradients of targets and sources run serially.
+    op = pattern(n=600, density=0.02, seed=4, empty_row=False)
+    value = torch.randn(op.nnz, 8, dtype=torch.float64, requires_grad=True)
+    x = torch.randn(600, 2, 8, dtype=torch.float64, requires_grad=True)
+    target = torch.randn(600, 8, dtype=torch.float64, requires_grad=True)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(4)
+    try:
+        def run():
+            out = op.matmul_grouped(value, x)
+            score = op.sddmm_grouped(x, x)
+            alpha = op.attention(0.2, None, target, target)
+            return (out, score, alpha, *gradients(out, (value, x)),
+                    *gradients(alpha, (target, )))
+        for kernel, composite in zip(*both(run)):
+            assert torch.allclose(kernel, composite, atol=1e-12)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def test_build_directory_depends_on_the_kernels(monkeypatch, tmp_path):
+    monkeypatch.setenv('TGSAN_KERNELS_DIR', str(tmp_path))
+    first = compiled._build_directory()
+    assert first.parent == tmp_path and torch.__version__.replace('+', '_') in first.name
+    monkeypatch.setattr(compiled, '_FLAGS', compiled._FLAGS + ['-g'])
+    assert compiled._build_directory() != first

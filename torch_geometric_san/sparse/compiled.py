@@ -1,20 +1,22 @@
 r"""The package's compiled CPU kernels, built on first use.
 
-The grouped sparse products (:meth:`SparseOperator.matmul_grouped
-<torch_geometric_san.sparse.SparseOperator.matmul_grouped>` and
-:meth:`~torch_geometric_san.sparse.SparseOperator.sddmm_grouped`, the
-per-signal attention products of the layers) have a C++ kernel, ``csrc/grouped.cpp``,
-that makes one pass over the entries where the composite of PyTorch gathers,
-products and scatters makes several (``benchmarks/propagation.py`` measures
-both). It is compiled with :func:`torch.utils.cpp_extension.load` the first time
-a grouped product runs on the CPU, once per machine, PyTorch and Python version
-(about a minute, announced on stderr), into
-``$TGSAN_KERNELS_DIR`` (default: ``~/.cache/torch_geometric_san``), and loaded
-from there afterwards. It is an optional accelerator, like ``torch_scatter``:
-where it cannot be built (no C++ compiler) a warning says so once and the
-products run as composites of PyTorch operations, with the same results up to
-floating-point rounding. ``TGSAN_COMPILED_KERNELS=0`` turns it off.
+The per-signal products of the layers (:meth:`SparseOperator.matmul_grouped
+<torch_geometric_san.sparse.SparseOperator.matmul_grouped>`,
+:meth:`~torch_geometric_san.sparse.SparseOperator.sddmm_grouped`) and their
+attention coefficients (:meth:`~torch_geometric_san.sparse.SparseOperator.attention`)
+have C++ kernels, ``csrc/grouped.cpp``, that make one pass over the entries each
+way where the composites of PyTorch gathers, elementwise steps and scatters make
+several (``benchmarks/propagation.py`` measures both). They are compiled with
+:func:`torch.utils.cpp_extension.load` the first time one of them runs on the CPU,
+once per machine, PyTorch and Python version and version of the kernels (about
+half a minute, announced on stderr), into a directory of ``$TGSAN_KERNELS_DIR``
+(default: ``~/.cache/torch_geometric_san``), and loaded from there afterwards.
+They are an optional accelerator, like ``torch_scatter``: where they cannot be
+built (no C++ compiler) a warning says so once and the composites run, with the
+same results up to floating-point rounding. ``TGSAN_COMPILED_KERNELS=0`` turns
+them off.
 """
+import hashlib
 import os
 import sys
 import sysconfig
@@ -49,9 +51,12 @@ def enabled() -> bool:
 
 
 def _build_directory() -> Path:
+    # One directory per PyTorch, Python and kernel source: checkouts of different
+    # versions of the package never rebuild each other's kernels.
     root = os.environ.get("TGSAN_KERNELS_DIR") or Path.home() / ".cache" / "torch_geometric_san"
-    tag = f"torch{torch.__version__}-{sysconfig.get_config_var('SOABI') or sys.version_info[:2]}"
-    return Path(root) / tag.replace("+", "_")
+    source = hashlib.sha1(_SOURCE.read_bytes() + " ".join(_FLAGS).encode()).hexdigest()
+    abi = sysconfig.get_config_var('SOABI') or '-'.join(map(str, sys.version_info[:2]))
+    return Path(root) / f"torch{torch.__version__}-{abi}-{source[:12]}".replace("+", "_")
 
 
 @torch.compiler.disable
@@ -72,7 +77,7 @@ def grouped_kernels() -> Optional[ModuleType]:
         directory.mkdir(parents=True, exist_ok=True)
         if not any(directory.glob(f"{_NAME}*.so")):
             print(f"torch_geometric_san: compiling its CPU kernels into {directory} "
-                  f"(once, about a minute)", file=sys.stderr, flush=True)
+                  f"(once, about half a minute)", file=sys.stderr, flush=True)
         from torch.utils.cpp_extension import load
         _module = load(_NAME, sources=[str(_SOURCE)], extra_cflags=_FLAGS,
                        build_directory=str(directory), verbose=False)
