@@ -32,10 +32,9 @@ Writes its table to docs/results.md (``--no-results`` to skip)::
 """
 import argparse
 import os
-import statistics
 import sys
 import time
-from typing import Callable, Dict, List
+from typing import Callable, List
 
 import numpy as np
 import scipy.spatial
@@ -51,18 +50,6 @@ def delaunay(num_points: int) -> SimplicialComplexData:
     points = np.random.default_rng(0).random((num_points, 2))
     triangles = np.sort(scipy.spatial.Delaunay(points).simplices, axis=1)
     return SimplicialComplexData.from_simplices([triangles], close=True)
-
-
-def compare(ways: Dict[str, Callable[[], torch.Tensor]], repeats: int) -> Dict[str, float]:
-    """Median milliseconds of forward + backward of each way, alternating."""
-    times: Dict[str, List[float]] = {name: [] for name in ways}
-    for step in range(repeats + 1):
-        for name, run in ways.items():
-            start = time.perf_counter()
-            run().sum().backward()
-            if step:  # the first round warms up
-                times[name].append(1e3 * (time.perf_counter() - start))
-    return {name: statistics.median(t) for name, t in times.items()}
 
 
 def kernels(flag: bool, run: Callable[[], torch.Tensor]) -> Callable[[], torch.Tensor]:
@@ -103,7 +90,7 @@ def measure(num_points: int, repeats: int) -> List[List[str]]:
     for width in (1, 2, 4, 8, 16, 32):
         value = torch.rand(nnz, groups, requires_grad=True)
         x = torch.randn(groups, n, 1, width, requires_grad=True)
-        ms = compare({way: (lambda gather=gather: propagation.polynomial(
+        ms = _common.compare({way: (lambda gather=gather: propagation.polynomial(
             nbhd, value, [x, x * 0.5], gather=gather)) for way, gather in
             (('gather', True), ('block', False))}, repeats)
         limit = (propagation.GATHER_MAX_WIDTH_COMPILED if compiled.available_for(x)
@@ -118,7 +105,7 @@ def measure(num_points: int, repeats: int) -> List[List[str]]:
     # and sources (as SANConv computes them).
     value = torch.rand(nnz, groups, requires_grad=True)
     x = torch.randn(groups, n, 1, 1, requires_grad=True)
-    ms = compare({name: kernels(flag, lambda: propagation.polynomial(
+    ms = _common.compare({name: kernels(flag, lambda: propagation.polynomial(
         nbhd, value, [x, x * 0.5], gather=True)) for name, flag in
         (('compiled', True), ('composite', False))}, repeats)
     rows.append([size, f'per-group values, {groups} groups x 1 feature, J = 2, gather',
@@ -127,7 +114,7 @@ def measure(num_points: int, repeats: int) -> List[List[str]]:
                  'compiled (CPU)'])
     target = torch.randn(n, groups, requires_grad=True)
     source = torch.randn(n, groups, requires_grad=True)
-    ms = compare({name: kernels(flag, lambda: nbhd.attention(0.2, None, target, source))
+    ms = _common.compare({name: kernels(flag, lambda: nbhd.attention(0.2, None, target, source))
                   for name, flag in (('compiled', True), ('composite', False))}, repeats)
     rows.append([size, f'attention coefficients, {groups} groups', 'compiled kernel',
                  f"{ms['compiled']:.1f}", 'composite', f"{ms['composite']:.1f}",
@@ -146,7 +133,7 @@ def measure(num_points: int, repeats: int) -> List[List[str]]:
         taps = [torch.einsum('bnf,cf->bnc', x, w).unsqueeze(2) for w in weight]
         return propagation.polynomial(nbhd, value, taps)
 
-    ms = compare({'input': input_first, 'taps': taps_first}, repeats)
+    ms = _common.compare({'input': input_first, 'taps': taps_first}, repeats)
     rows.append([size, 'narrow input, F_in = 1 -> F_out = 32, J = 3, 32 signals',
                  'propagate the input', f"{ms['input']:.1f}", 'propagate the taps',
                  f"{ms['taps']:.1f}", f"{ms['taps'] / ms['input']:.2f}",
@@ -163,7 +150,7 @@ def measure(num_points: int, repeats: int) -> List[List[str]]:
         return out
 
     ways = {'power': lambda: shifted.matmul(x, hops=5), 'single': single}
-    ms = compare(ways, repeats)
+    ms = _common.compare(ways, repeats)
     kept = {name: saved_bytes(run) / 2**20 for name, run in ways.items()}
     rows.append([size, 'fixed values, (I - eps L)^5 Z, 32 features',
                  f"powers in two buffers ({kept['power']:.1f} MB kept)",

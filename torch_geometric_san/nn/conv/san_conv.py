@@ -10,6 +10,7 @@ from torch_geometric.nn.dense.linear import Linear
 from torch_geometric.nn.inits import glorot, zeros
 from torch_geometric.typing import OptTensor
 
+from torch_geometric_san.nn.functional import dropout
 from torch_geometric_san.sparse import (SimplicialOperators, SparseOperator,
                                         as_operators)
 from torch_geometric_san.sparse.propagation import (accumulate, polynomial, powers,
@@ -147,7 +148,8 @@ class SANConv(MessagePassing):
             instead of concatenated. (default: :obj:`True`)
         negative_slope (float, optional): LeakyReLU slope. (default: :obj:`0.2`)
         dropout (float, optional): Dropout probability of the attention
-            coefficients. (default: :obj:`0.0`)
+            coefficients (:func:`~torch_geometric_san.nn.functional.dropout`).
+            (default: :obj:`0.0`)
         add_self_loops (bool, optional): Whether simplices with a non-empty
             neighbourhood attend to themselves (see above); ignored by
             fixed-weight branches, which use the operator as given.
@@ -594,7 +596,7 @@ class SANConv(MessagePassing):
         # (SparseOperator.attention; scores that overflowed, e.g. bilinear ones of
         # huge signals, become the largest finite values), then dropout.
         alpha = op.attention(self.negative_slope, score, target, source)
-        return F.dropout(alpha, p=self.dropout, training=self.training)
+        return dropout(alpha, p=self.dropout, training=self.training)
 
     # Filter taps ----------------------------------------------------------------------
 

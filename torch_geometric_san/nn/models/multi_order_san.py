@@ -3,7 +3,6 @@ import inspect
 from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
 import torch
-import torch.nn.functional as F
 from torch import Tensor
 
 from torch_geometric.data import Batch, Data
@@ -13,6 +12,7 @@ from torch_geometric.nn.dense.linear import Linear
 from torch_geometric.nn.resolver import normalization_resolver
 
 from torch_geometric_san.nn.conv import SANConv
+from torch_geometric_san.nn.functional import dropout
 from torch_geometric_san.nn.models.san import READOUTS, _resolve_act
 from torch_geometric_san.sparse import SimplicialOperators, SparseOperator
 from torch_geometric_san.utils.validation import check_bool, check_int, check_real
@@ -111,7 +111,8 @@ class MultiOrderSAN(torch.nn.Module):
             :obj:`"relu"`, :obj:`"tanh"` or :obj:`"identity"`.
             (default: :obj:`"relu"`)
         dropout (float, optional): Dropout probability of the features after
-            each layer and inside the output MLP. (default: :obj:`0.0`)
+            each layer (:func:`~torch_geometric_san.nn.functional.dropout`)
+            and inside the output MLP. (default: :obj:`0.0`)
         norm (str or Callable, optional): The normalisation of each layer's
             output per order (:math:`\mathrm{norm}_{l,k}`, own parameters per
             layer and order), before the activation, where the :obj:`norm` of
@@ -342,7 +343,7 @@ class MultiOrderSAN(torch.nn.Module):
         history: Dict[int, List[Tensor]] = {int(k): [] for k in self.jk}
         for layer, norms in zip(self.layers, self.norms):
             xs = layer(xs, ops, incidence)
-            xs = {k: F.dropout(self.act(self._normalise(norms[str(k)], x, data, k,
+            xs = {k: dropout(self.act(self._normalise(norms[str(k)], x, data, k,
                                                         num_graphs)),
                                p=self.dropout, training=self.training)
                   for k, x in xs.items()}

@@ -1,7 +1,6 @@
 from typing import Any, Callable, Dict, Optional, Tuple, Type, Union
 
 import torch
-import torch.nn.functional as F
 from torch import Tensor
 
 from torch_geometric.data import Batch, Data
@@ -10,6 +9,7 @@ from torch_geometric.nn.resolver import activation_resolver
 from torch_geometric.typing import OptTensor
 
 from torch_geometric_san.nn.conv import SANConv, SATConv, SCNConv, SCNNConv, SNNConv
+from torch_geometric_san.nn.functional import dropout
 from torch_geometric_san.sparse import SimplicialOperators, as_operators
 
 READOUTS: Dict[str, Callable[..., Tensor]] = {
@@ -75,7 +75,8 @@ class SAN(torch.nn.Module):
             :obj:`"relu"`, :obj:`"tanh"` or :obj:`"identity"`.
             (default: :obj:`"relu"`)
         dropout (float, optional): Dropout probability of the features after
-            each layer and inside the readout MLP. (default: :obj:`0.0`)
+            each layer (:func:`~torch_geometric_san.nn.functional.dropout`)
+            and inside the readout MLP. (default: :obj:`0.0`)
         conv_kwargs (dict, optional): Arguments of every layer, e.g.
             :obj:`dict(J_up=3, J_down=3, J_harmonic=5, eps=0.9)` or
             :obj:`dict(gain=2 ** 0.5)`; :obj:`dict(ensemble=E)` makes the
@@ -234,7 +235,7 @@ class SAN(torch.nn.Module):
             x = conv(x, ops)
             if layer < self.num_layers - 1 or self.readout is not None:
                 x = self.act(x)
-                x = F.dropout(x, p=self.dropout, training=self.training)
+                x = dropout(x, p=self.dropout, training=self.training)
 
         if self.mlp is None:
             return x
