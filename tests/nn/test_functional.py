@@ -1,46 +1,52 @@
 import pytest
 import torch
+import torch.nn.functional as F
 
+from torch_geometric_san.nn import functional
 from torch_geometric_san.nn.functional import dropout
 
 
-@pytest.mark.parametrize('p', [0.1, 0.6])
-def test_dropout_keeps_each_entry_with_probability_one_minus_p(p):
-    torch.manual_seed(0)
-    x = torch.ones(1_000_000)
-    out = dropout(x, p)
-    kept = out != 0
-    n = x.numel()
-    sigma = (n * p * (1 - p)) ** 0.5
-    assert abs(int(kept.sum()) - n * (1 - p)) < 5 * sigma
-    assert torch.allclose(out[kept], torch.full_like(out[kept], 1 / (1 - p)))
-    # Neighbouring entries are independent: both kept about (1 - p)^2 of the time.
-    both = int((kept[1:] & kept[:-1]).sum())
-    assert abs(both - (n - 1) * (1 - p) ** 2) < 5 * ((n - 1) * (1 - p) ** 2) ** 0.5
-
-
 @pytest.mark.parametrize('dtype', [torch.float32, torch.float64])
-def test_dropout_scales_kept_entries_and_differentiates_through_the_mask(dtype):
-    torch.manual_seed(1)
-    x = torch.randn(8, 50, 3, dtype=dtype, requires_grad=True)
-    before = x.detach().clone()
-    out = dropout(x, 0.3)
-    assert out.dtype == dtype and out.shape == x.shape
-    assert torch.equal(x.detach(), before)  # the input is not modified
+@pytest.mark.parametrize('shape', [(32, 101, 4), (7, 3), (3 * functional._CHUNK + 5, ),
+                                   (0, 4)])
+@pytest.mark.parametrize('p', [0.1, 0.6])
+def test_dropout_equals_pytorch_dropout_bit_for_bit(dtype, shape, p):
+    x = torch.randn(*shape, dtype=dtype, requires_grad=True)
+    ref = x.detach().clone().requires_grad_()
+    grad = torch.randn(*shape, dtype=dtype)
+    torch.manual_seed(3)
+    out = dropout(x, p)
+    after = torch.rand(())  # the generator is left where PyTorch's dropout leaves it
+    torch.manual_seed(3)
+    expected = F.dropout(ref, p)
+    assert torch.equal(torch.rand(()), after)
+    assert out.dtype == dtype and torch.equal(out, expected)
+    out.backward(grad)
+    expected.backward(grad)
+    assert torch.equal(x.grad, ref.grad)
+
+
+def test_dropout_drops_at_rate_p_and_scales_the_rest():
+    torch.manual_seed(0)
+    out = dropout(torch.ones(1_000_000), 0.6)
     kept = out != 0
-    assert torch.allclose(out[kept], x[kept] / 0.7)
-    out.backward(torch.ones_like(out))
-    assert torch.allclose(x.grad, kept.to(dtype) / 0.7)
+    sigma = (1_000_000 * 0.6 * 0.4) ** 0.5
+    assert abs(int(kept.sum()) - 400_000) < 5 * sigma
+    assert torch.equal(out[kept], torch.full_like(out[kept], 1.0).div_(0.4))
 
 
-def test_dropout_follows_the_seed_and_is_off_in_evaluation():
+def test_dropout_of_non_contiguous_input_and_input_unchanged():
+    x = torch.randn(50, 8, dtype=torch.float64).t()
+    before = x.clone()
+    torch.manual_seed(1)
+    out = dropout(x, 0.3)
+    torch.manual_seed(1)
+    assert torch.equal(out, F.dropout(x, 0.3))
+    assert torch.equal(x, before)
+
+
+def test_dropout_is_the_identity_in_evaluation_and_at_p_zero():
     x = torch.randn(100, 4)
-    torch.manual_seed(5)
-    first = dropout(x, 0.5)
-    second = dropout(x, 0.5)
-    torch.manual_seed(5)
-    assert torch.equal(dropout(x, 0.5), first)
-    assert not torch.equal(first, second)
     assert dropout(x, 0.5, training=False) is x
     assert dropout(x, 0.0) is x
 
@@ -56,3 +62,19 @@ def test_dropout_follows_the_seed_and_is_off_in_evaluation():
 def test_dropout_rejects_bad_input(args, error, match):
     with pytest.raises(error, match=match):
         dropout(*args)
+
+
+def test_own_mask_where_pytorch_draws_per_entry(monkeypatch):
+    # Where PyTorch's CPU bernoulli_ takes its per-element path (not an Intel CPU
+    # with MKL), contiguous CPU inputs take the package's mask, not F.dropout.
+    if not functional._PER_ELEMENT:
+        pytest.skip("PyTorch's bernoulli_ takes MKL's path on this CPU (Intel with "
+                    "MKL), so dropout calls torch.nn.functional.dropout")
+
+    def fail(*args, **kwargs):
+        raise AssertionError("torch.nn.functional.dropout was called")
+
+    monkeypatch.setattr(functional.F, 'dropout', fail)
+    assert dropout(torch.ones(10, 3), 0.5).shape == (10, 3)
+    with pytest.raises(AssertionError, match="was called"):
+        dropout(torch.ones(10, 3).t(), 0.5)

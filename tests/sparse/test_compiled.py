@@ -216,3 +216,21 @@ def test_build_directory_depends_on_the_kernels(monkeypatch, tmp_path):
     assert first.parent == tmp_path and torch.__version__.replace('+', '_') in first.name
     monkeypatch.setattr(compiled, '_FLAGS', compiled._FLAGS + ['-g'])
     assert compiled._build_directory() != first
+
+
+def test_checkouts_of_the_same_kernels_share_one_build(monkeypatch, tmp_path):
+    # The build compiles a copy of the source in its directory: a second checkout
+    # (another path, the same source) finds the same build rules, not a rebuild.
+    monkeypatch.setenv('TGSAN_KERNELS_DIR', str(tmp_path))
+    directory = compiled._build_directory()
+    directory.mkdir(parents=True)
+    copy = compiled._source_copy(directory)
+    assert copy.parent == directory and copy.read_bytes() == compiled._SOURCE.read_bytes()
+    stamp = copy.stat().st_mtime_ns
+    other = tmp_path / 'other' / 'grouped.cpp'
+    other.parent.mkdir()
+    other.write_bytes(compiled._SOURCE.read_bytes())
+    monkeypatch.setattr(compiled, '_SOURCE', other)
+    assert compiled._build_directory() == directory
+    assert compiled._source_copy(directory) == copy and copy.stat().st_mtime_ns == stamp
+    assert sorted(p.name for p in directory.iterdir()) == ['grouped.cpp']

@@ -1,4 +1,7 @@
 r"""Functions the layers and models of the package share."""
+import sys
+from pathlib import Path
+
 import torch
 import torch.nn.functional as F
 from torch import Tensor
@@ -7,24 +10,48 @@ from torch_geometric_san.utils.validation import check_bool, check_real
 
 __all__ = ["dropout"]
 
+#: Uniform numbers drawn at a time for a dropout mask (bounds its extra memory).
+_CHUNK = 1 << 16
+
+
+def _bernoulli_per_element() -> bool:
+    # Whether PyTorch's CPU bernoulli_ with a scalar probability takes its
+    # per-element path, which draws one uniform double per entry from the
+    # generator as torch.rand in float64 does: always without MKL, and with MKL
+    # on CPUs other than Intel's (ATen asks cpuinfo for the vendor). Where the
+    # vendor cannot be read (not Linux), MKL builds count as Intel.
+    if not torch.backends.mkl.is_available():
+        return True
+    cpuinfo = Path('/proc/cpuinfo')
+    if not sys.platform.startswith('linux') or not cpuinfo.exists():
+        return False
+    for line in cpuinfo.read_text(errors='replace').splitlines():
+        if line.startswith('vendor_id'):
+            return line.split(':', 1)[1].strip() != 'GenuineIntel'
+    return False
+
+
+_PER_ELEMENT = _bernoulli_per_element()
+
 
 def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
     r"""Dropout: each entry of :obj:`x` zeroed with probability :obj:`p`, the
-    others scaled by :math:`1 / (1 - p)`, as
-    :func:`torch.nn.functional.dropout`, whose distribution it has.
+    others scaled by :math:`1 / (1 - p)`. The same as
+    :func:`torch.nn.functional.dropout`, bit for bit (the same masks for the
+    same state of PyTorch's generator), and faster on some CPUs.
 
-    On the CPU the mask is drawn with :func:`torch.rand` (an entry is kept
-    where its uniform number is at least :obj:`p`). PyTorch's CPU dropout
-    draws with :meth:`torch.Tensor.bernoulli_`, whose fast path needs an Intel
-    CPU; elsewhere it takes a per-element path several times slower than
-    :func:`torch.rand` (``benchmarks/dropout.py`` measures both). On other
-    devices this is :func:`torch.nn.functional.dropout`. Both draw from
-    PyTorch's generator of the device, so :func:`torch.manual_seed` fixes the
-    masks, but a seed gives other masks than
-    :func:`torch.nn.functional.dropout` does on the CPU. Under
-    :func:`torch.compile`, the CPU mask comes from Inductor's random numbers
-    unless ``torch._inductor.config.fallback_random`` is set (then from
-    PyTorch's generator, the same masks as in eager mode).
+    PyTorch's CPU dropout fills its mask with
+    :meth:`torch.Tensor.bernoulli_`, which on CPUs other than Intel's (and in
+    builds without MKL) takes a per-element path: one uniform double per
+    entry, compared with the keep probability. Where PyTorch takes that path,
+    this function draws the same doubles with :meth:`torch.Tensor.uniform_`
+    (in chunks, so that they take bounded memory) and compares them itself:
+    the same mask in about half the time on such a CPU
+    (``benchmarks/dropout.py`` measures both; the tests check that the
+    outputs are equal).
+    Elsewhere (Intel CPUs with MKL, other devices, non-contiguous inputs and
+    under :func:`torch.compile`) it calls
+    :func:`torch.nn.functional.dropout`.
 
     Args:
         x (torch.Tensor): The input, any shape. It is not modified.
@@ -45,6 +72,20 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
                         f"{x.dtype if isinstance(x, Tensor) else type(x).__name__})")
     if not training or p == 0.0:
         return x
-    if x.device.type != 'cpu':
+    if (not _PER_ELEMENT or x.device.type != 'cpu' or not x.is_contiguous()
+            or torch.compiler.is_compiling()):
         return F.dropout(x, p=p, training=True)
-    return x * torch.rand_like(x).ge_(p).mul_(1.0 / (1.0 - p))
+    return x * _keep_mask(x, 1.0 - p)
+
+
+def _keep_mask(x: Tensor, q: float) -> Tensor:
+    # The mask of F.dropout with keep probability q, in the dtype of x: 1 / q
+    # where a uniform double from the generator lies below q, 0 elsewhere,
+    # drawn in the order of the entries.
+    mask = torch.empty_like(x)
+    flat = mask.view(-1)
+    uniform = torch.empty(min(flat.numel(), _CHUNK), dtype=torch.float64)
+    for start in range(0, flat.numel(), _CHUNK):
+        chunk = uniform[:min(_CHUNK, flat.numel() - start)].uniform_()
+        torch.lt(chunk, q, out=flat[start:start + chunk.numel()])
+    return mask.div_(q)

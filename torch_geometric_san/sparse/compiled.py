@@ -59,6 +59,19 @@ def _build_directory() -> Path:
     return Path(root) / f"torch{torch.__version__}-{abi}-{source[:12]}".replace("+", "_")
 
 
+def _source_copy(directory: Path) -> Path:
+    # The kernel source, copied into its build directory (named by its hash) and
+    # compiled from there: the build rules name that copy, so checkouts of the
+    # same kernels at different paths share one build instead of rebuilding it in
+    # turn (ninja rebuilds when a source path changes). Written once, atomically.
+    copy = directory / _SOURCE.name
+    if not copy.exists():
+        partial = directory / f"{_SOURCE.name}.{os.getpid()}.tmp"
+        partial.write_bytes(_SOURCE.read_bytes())
+        os.replace(partial, copy)
+    return copy
+
+
 @torch.compiler.disable
 def grouped_kernels() -> Optional[ModuleType]:
     r"""The compiled kernels, built or loaded on the first call.
@@ -79,7 +92,7 @@ def grouped_kernels() -> Optional[ModuleType]:
             print(f"torch_geometric_san: compiling its CPU kernels into {directory} "
                   f"(once, about half a minute)", file=sys.stderr, flush=True)
         from torch.utils.cpp_extension import load
-        _module = load(_NAME, sources=[str(_SOURCE)], extra_cflags=_FLAGS,
+        _module = load(_NAME, sources=[str(_source_copy(directory))], extra_cflags=_FLAGS,
                        build_directory=str(directory), verbose=False)
     except Exception as error:  # no compiler, no write access, ...
         _failed = True
