@@ -67,7 +67,7 @@ def test_dropout_rejects_bad_input(args, error, match):
 def test_own_mask_where_pytorch_draws_per_entry(monkeypatch):
     # Where PyTorch's CPU bernoulli_ takes its per-element path (not an Intel CPU
     # with MKL), contiguous CPU inputs take the package's mask, not F.dropout.
-    if not functional._PER_ELEMENT:
+    if not functional._bernoulli_per_element():
         pytest.skip("PyTorch's bernoulli_ takes MKL's path on this CPU (Intel with "
                     "MKL), so dropout calls torch.nn.functional.dropout")
 

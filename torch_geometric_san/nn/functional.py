@@ -1,4 +1,5 @@
 r"""Functions the layers and models of the package share."""
+import functools
 import sys
 from pathlib import Path
 
@@ -14,12 +15,14 @@ __all__ = ["dropout"]
 _CHUNK = 1 << 16
 
 
+@functools.lru_cache(maxsize=None)
 def _bernoulli_per_element() -> bool:
     # Whether PyTorch's CPU bernoulli_ with a scalar probability takes its
     # per-element path, which draws one uniform double per entry from the
-    # generator as torch.rand in float64 does: always without MKL, and with MKL
-    # on CPUs other than Intel's (ATen asks cpuinfo for the vendor). Where the
-    # vendor cannot be read (not Linux), MKL builds count as Intel.
+    # generator as uniform_ in float64 does: always without MKL, and with MKL on
+    # CPUs other than Intel's (ATen asks cpuinfo for the vendor). Where the
+    # vendor cannot be read (not Linux), MKL builds count as Intel. Read on the
+    # first dropout on the CPU, not when the package is imported.
     if not torch.backends.mkl.is_available():
         return True
     cpuinfo = Path('/proc/cpuinfo')
@@ -29,9 +32,6 @@ def _bernoulli_per_element() -> bool:
         if line.startswith('vendor_id'):
             return line.split(':', 1)[1].strip() != 'GenuineIntel'
     return False
-
-
-_PER_ELEMENT = _bernoulli_per_element()
 
 
 def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
@@ -72,8 +72,8 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
                         f"{x.dtype if isinstance(x, Tensor) else type(x).__name__})")
     if not training or p == 0.0:
         return x
-    if (not _PER_ELEMENT or x.device.type != 'cpu' or not x.is_contiguous()
-            or torch.compiler.is_compiling()):
+    if (torch.compiler.is_compiling() or x.device.type != 'cpu' or not x.is_contiguous()
+            or not _bernoulli_per_element()):
         return F.dropout(x, p=p, training=True)
     return x * _keep_mask(x, 1.0 - p)
 
