@@ -11,9 +11,12 @@ measured). Rows of the table:
 * ``SAN``: J_u = J_d = 3, harmonic filter with eps = 0.9 and J_h = 5, one head;
 * ``SAN (J_h = 0)``: the same with a skip connection instead of the filter;
 * ``SAN (orientation-equivariant)``: the SAN layer with signed messages and
-  sign-invariant scores (``orientation_equivariant=True``, no bias) and the
-  readout of the absolute values (``invariant_readout=True``): the logits do
-  not depend on the edge orientations when the activation is odd (Id, Tanh);
+  sign-invariant scores (``orientation_equivariant=True``, no bias), the
+  activation applied as an odd function (``odd_act=True``: ReLU on each edge's
+  features in the orientation in which the largest is positive; Id and Tanh
+  unchanged) and the readout of the absolute values
+  (``invariant_readout=True``): the logits do not depend on the edge
+  orientations, for every activation;
 * ``SAT``: one attention mechanism shared by both neighbourhoods, J = 1, no
   harmonic filter (the paper's stand-in for Goh et al.);
 * ``SCNN``: Yang et al.'s convolution, J_u = J_d = 3, skip connection;
@@ -130,7 +133,7 @@ MODELS: Dict[str, _common.ModelSpec] = {
     'SAN (J_h = 0)': _common.ModelSpec(SAN, dict(TAPS, J_harmonic=0)),
     'SAN (orientation-equivariant)': _common.ModelSpec(
         SAN, dict(TAPS, **HARMONIC, orientation_equivariant=True, bias=False),
-        dict(invariant_readout=True)),
+        dict(invariant_readout=True, odd_act=True)),
     'SAT': _common.ModelSpec(SAT),
     'SCNN': _common.ModelSpec(SCNN, dict(TAPS)),
     'SNN': _common.ModelSpec(SNN),

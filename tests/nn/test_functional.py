@@ -3,7 +3,7 @@ import torch
 import torch.nn.functional as F
 
 from torch_geometric_san.nn import functional
-from torch_geometric_san.nn.functional import dropout
+from torch_geometric_san.nn.functional import dropout, odd_activation
 
 
 @pytest.mark.parametrize('dtype', [torch.float32, torch.float64])
@@ -78,3 +78,60 @@ def test_own_mask_where_pytorch_draws_per_entry(monkeypatch):
     assert dropout(torch.ones(10, 3), 0.5).shape == (10, 3)
     with pytest.raises(AssertionError, match="was called"):
         dropout(torch.ones(10, 3).t(), 0.5)
+
+
+def row_signs(x):
+    # A random orientation per row: the sign of every feature of the row.
+    return torch.where(torch.rand(*x.shape[:-1], 1) < 0.5, -1.0, 1.0).to(x.dtype)
+
+
+@pytest.mark.parametrize('act', [torch.relu, F.elu, F.gelu, torch.sigmoid,
+                                 lambda t: F.leaky_relu(t, 0.2)])
+@pytest.mark.parametrize('shape', [(32, 101, 4), (7, 1), (5, 3)])
+def test_odd_activation_is_odd_for_any_activation(act, shape):
+    torch.manual_seed(0)
+    x = torch.randn(*shape, dtype=torch.float64)
+    x[..., 0, :] = 0.0  # a row of zeros (s = 0)
+    d = row_signs(x)
+    out = odd_activation(x, act)
+    assert torch.equal(odd_activation(d * x, act), d * out)
+    assert torch.equal(out[..., 0, :], torch.zeros_like(out[..., 0, :]))
+    # Rows whose largest entry is positive get act itself.
+    positive = x.gather(-1, x.abs().argmax(-1, keepdim=True)) > 0
+    assert torch.equal(torch.where(positive, out, 0.0), torch.where(positive, act(x), 0.0))
+    assert not torch.equal(out, act(x))  # ReLU & co. are not odd themselves
+
+
+def test_odd_activation_on_ties_and_the_canonical_orientation():
+    x = torch.tensor([[1.0, -1.0], [-1.0, 1.0], [-2.0, 0.5], [0.5, -2.0]])
+    # The first entry of largest magnitude sets the orientation.
+    assert torch.equal(odd_activation(x, torch.relu),
+                       torch.tensor([[1.0, 0.0], [-1.0, 0.0], [-2.0, 0.0], [0.0, -2.0]]))
+
+
+@pytest.mark.parametrize('act', [torch.tanh, torch.nn.Identity(), lambda t: t ** 3])
+def test_odd_activation_leaves_odd_activations_unchanged(act):
+    torch.manual_seed(1)
+    x = torch.randn(16, 50, 4)
+    assert torch.allclose(odd_activation(x, act), act(x), rtol=1e-6, atol=0.0)
+
+
+def test_odd_activation_gradient_and_input_unchanged():
+    torch.manual_seed(2)
+    x = torch.randn(6, 3, dtype=torch.float64)
+    x = (x + 0.1 * x.sign()).requires_grad_()  # away from ReLU's kink
+    before = x.detach().clone()
+    assert torch.autograd.gradcheck(lambda t: odd_activation(t, torch.relu), (x, ))
+    assert torch.autograd.gradgradcheck(lambda t: odd_activation(t, torch.tanh), (x, ))
+    assert torch.equal(x.detach(), before)
+    assert odd_activation(torch.empty(3, 0), torch.relu).shape == (3, 0)
+
+
+@pytest.mark.parametrize('args,error,match', [
+    ((torch.ones(2, 2), 'relu'), TypeError, "'act' must be callable"),
+    ((torch.ones(2, 2, dtype=torch.long), torch.relu), TypeError, "floating-point"),
+    ((torch.tensor(1.0), torch.relu), ValueError, "feature dimension"),
+])
+def test_odd_activation_rejects_bad_input(args, error, match):
+    with pytest.raises(error, match=match):
+        odd_activation(*args)

@@ -2,6 +2,7 @@ r"""Functions the layers and models of the package share."""
 import functools
 import sys
 from pathlib import Path
+from typing import Callable
 
 import torch
 import torch.nn.functional as F
@@ -9,7 +10,7 @@ from torch import Tensor
 
 from torch_geometric_san.utils.validation import check_bool, check_real
 
-__all__ = ["dropout"]
+__all__ = ["dropout", "odd_activation"]
 
 #: Uniform numbers drawn at a time for a dropout mask (bounds its extra memory).
 _CHUNK = 1 << 16
@@ -89,3 +90,50 @@ def _keep_mask(x: Tensor, q: float) -> Tensor:
         chunk = uniform[:min(_CHUNK, flat.numel() - start)].uniform_()
         torch.lt(chunk, q, out=flat[start:start + chunk.numel()])
     return mask.div_(q)
+
+
+def odd_activation(x: Tensor, act: Callable[[Tensor], Tensor]) -> Tensor:
+    r"""Applies :obj:`act` to the features of each simplex in the simplex's
+    canonical orientation, and flips the result back:
+
+    .. math::
+        f(\mathbf{x}_i) = s_i \, \sigma(s_i \mathbf{x}_i), \qquad
+        s_i = \operatorname{sign}(x_{i, m_i}), \quad
+        m_i = \operatorname*{arg\,max}_f |x_{i, f}|,
+
+    where :math:`\mathbf{x}_i` is row :math:`i` of :obj:`x` (the features of
+    simplex :math:`i`), :math:`m_i` the first of its entries of largest
+    magnitude, and :math:`s_i = 0` for a row of zeros. Since
+    :math:`|\mathbf{x}_i|` and so :math:`m_i` are the same for
+    :math:`-\mathbf{x}_i`, :math:`f(-\mathbf{x}_i) = -f(\mathbf{x}_i)`
+    exactly, for any activation :math:`\sigma`: flipping the orientation of a
+    simplex, which flips the signs of its row in the output of an
+    orientation-equivariant layer, flips the signs of its row after this
+    activation too. So ReLU and other activations that are not odd keep a
+    network of orientation-equivariant layers equivariant (ReLU on the
+    orientation in which each simplex's largest feature is positive). An odd
+    :math:`\sigma` (identity, :math:`\tanh`) gives :math:`\sigma(\mathbf{x})`
+    again, up to its own rounding. :math:`s_i` is a constant of the
+    gradient (as the sign is).
+
+    Args:
+        x (torch.Tensor): The features :math:`(..., N, F)`, one row per
+            simplex. It is not modified.
+        act (Callable): The activation, applied entry-wise.
+
+    Returns:
+        torch.Tensor: The output, of the shape of :obj:`x`.
+    """
+    if not callable(act):
+        raise TypeError(f"'act' must be callable (got {type(act).__name__})")
+    if not isinstance(x, Tensor) or not x.is_floating_point():
+        raise TypeError(f"'x' must be a floating-point tensor (got "
+                        f"{x.dtype if isinstance(x, Tensor) else type(x).__name__})")
+    if x.dim() == 0:
+        raise ValueError("'x' must have a feature dimension (got a scalar)")
+    if x.size(-1) == 0:
+        return act(x)
+    with torch.no_grad():
+        largest = x.abs().argmax(dim=-1, keepdim=True)
+        sign = x.gather(-1, largest).sign()
+    return sign * act(sign * x)

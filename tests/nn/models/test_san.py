@@ -188,12 +188,14 @@ def test_identity_activation(kit, act):
     assert model.mlp.act is None  # a linear readout
 
 
-@pytest.mark.parametrize('act,invariant', [('tanh', True), ('identity', True),
-                                          ('relu', False)])
-def test_invariant_readout(kit, act, invariant):
+@pytest.mark.parametrize('act,odd_act,invariant', [
+    ('tanh', False, True), ('identity', False, True), ('relu', False, False),
+    ('relu', True, True), ('elu', True, True), ('tanh', True, True)])
+def test_invariant_readout(kit, act, odd_act, invariant):
     # Orientation-equivariant layers, an odd activation and the absolute-value
     # readout give logits that do not depend on the edge orientations; ReLU
-    # (not odd) breaks it, and so does the plain sum readout.
+    # (not odd) breaks it unless applied as odd_activation, and so does the
+    # plain sum readout.
     data = kit.delaunay(14, seed=4)
     ops = kit.legacy(data, 1)
     n = data.num_simplices(1)
@@ -205,11 +207,15 @@ def test_invariant_readout(kit, act, invariant):
         flipped += [ops[i], ops[i + 1] * d[ops[i][0]] * d[ops[i][1]]]
     conv_kwargs = dict(J_up=3, J_down=3, J_harmonic=5, bias=False,
                        orientation_equivariant=True)
-    model = SAN(1, 4, num_layers=1, out_channels=2, readout='sum', act=act,
-                conv_kwargs=conv_kwargs, invariant_readout=True).double().eval()
+    model = SAN(1, 4, num_layers=2, out_channels=2, readout='sum', act=act,
+                conv_kwargs=conv_kwargs, invariant_readout=True,
+                odd_act=odd_act).double().eval()
     out, out_flipped = model(x, *ops), model(d[:, None] * x, *flipped)
     assert out.shape == (6, 2)
     assert torch.allclose(out, out_flipped, atol=1e-12) is invariant
+    if odd_act and act == 'tanh':  # odd already: the same network
+        model.odd_act = False
+        assert torch.allclose(model(x, *ops), out, atol=1e-14)
     plain = SAN(1, 4, num_layers=1, out_channels=2, readout='sum', act=act,
                 conv_kwargs=conv_kwargs).double().eval()
     assert not torch.allclose(plain(x, *ops), plain(d[:, None] * x, *flipped))
@@ -218,6 +224,8 @@ def test_invariant_readout(kit, act, invariant):
 
 
 def test_invalid_arguments(kit):
+    with pytest.raises(TypeError, match="odd_act"):
+        SAN(3, 8, 2, 1, odd_act='yes')
     with pytest.raises(ValueError, match="'readout' must be None, 'flatten'"):
         SAN(3, 8, 2, 1, readout='median')
     with pytest.raises(ValueError, match="num_layers"):
@@ -309,7 +317,7 @@ TRAJECTORY_MODELS = {  # the rows of Table 1 (benchmarks/trajectory.py)
     'SAN (J_h = 0)': (SAN, dict(J_up=3, J_down=3, J_harmonic=0), {}),
     'SAN (orientation-equivariant)': (SAN, dict(J_up=3, J_down=3, J_harmonic=5, bias=False,
                                                 orientation_equivariant=True),
-                                      dict(invariant_readout=True)),
+                                      dict(invariant_readout=True, odd_act=True)),
     'SAT': (SAT, {}, {}), 'SCNN': (SCNN, dict(J_up=3, J_down=3), {}),
     'SNN': (SNN, {}, {}), 'SCN': (SCN, {}, {}),
 }

@@ -9,8 +9,9 @@ from torch_geometric.nn.resolver import activation_resolver
 from torch_geometric.typing import OptTensor
 
 from torch_geometric_san.nn.conv import SANConv, SATConv, SCNConv, SCNNConv, SNNConv
-from torch_geometric_san.nn.functional import dropout
+from torch_geometric_san.nn.functional import dropout, odd_activation
 from torch_geometric_san.sparse import SimplicialOperators, as_operators
+from torch_geometric_san.utils.validation import check_bool
 
 READOUTS: Dict[str, Callable[..., Tensor]] = {
     'sum': global_add_pool,
@@ -89,8 +90,17 @@ class SAN(torch.nn.Module):
             orientation-equivariant layers (:obj:`conv_kwargs=dict(
             orientation_equivariant=True, bias=False)`) followed by an odd
             activation (:obj:`"identity"`, :obj:`"tanh"`), so the output of
-            such a network then does not depend on the orientations.
+            such a network then does not depend on the orientations;
+            with :obj:`odd_act`, for any activation.
             (default: :obj:`False`)
+        odd_act (bool, optional): If :obj:`True`, the activation after each
+            layer is applied to each simplex's features in the orientation
+            in which their entry of largest magnitude is positive, and the
+            result flipped back
+            (:func:`~torch_geometric_san.nn.functional.odd_activation`): an
+            odd function for any :obj:`act`, so that ReLU too keeps
+            orientation-equivariant layers equivariant. It changes nothing
+            for odd activations. (default: :obj:`False`)
         num_simplices (int, optional): The number of :math:`k`-simplices of
             every complex, needed by the flatten readout.
             (default: :obj:`None`)
@@ -128,6 +138,7 @@ class SAN(torch.nn.Module):
         conv_kwargs: Optional[Dict[str, Any]] = None,
         invariant_readout: bool = False,
         num_simplices: Optional[int] = None,
+        odd_act: bool = False,
     ):
         super().__init__()
         if not isinstance(num_layers, int) or num_layers < 1:
@@ -142,6 +153,8 @@ class SAN(torch.nn.Module):
                              f"(got {num_simplices!r})")
         if not 0.0 <= dropout < 1.0:
             raise ValueError(f"'dropout' must lie in [0, 1) (got {dropout})")
+        check_bool(invariant_readout, 'invariant_readout')
+        check_bool(odd_act, 'odd_act')
         if invariant_readout and readout is None:
             raise ValueError("'invariant_readout' needs a readout")
         if (conv_kwargs or {}).get('ensemble') is not None and readout is not None:
@@ -154,6 +167,7 @@ class SAN(torch.nn.Module):
         self.order = order
         self.readout = readout
         self.invariant_readout = invariant_readout
+        self.odd_act = odd_act
         self.num_simplices = num_simplices
         self.dropout = dropout
         act, self.act = _resolve_act(act)
@@ -234,7 +248,7 @@ class SAN(torch.nn.Module):
         for layer, conv in enumerate(self.convs):
             x = conv(x, ops)
             if layer < self.num_layers - 1 or self.readout is not None:
-                x = self.act(x)
+                x = odd_activation(x, self.act) if self.odd_act else self.act(x)
                 x = dropout(x, p=self.dropout, training=self.training)
 
         if self.mlp is None:
