@@ -103,10 +103,18 @@ def test_odd_activation_is_odd_for_any_activation(act, shape):
 
 
 def test_odd_activation_on_ties_and_the_canonical_orientation():
-    x = torch.tensor([[1.0, -1.0], [-1.0, 1.0], [-2.0, 0.5], [0.5, -2.0]])
-    # The first entry of largest magnitude sets the orientation.
-    assert torch.equal(odd_activation(x, torch.relu),
-                       torch.tensor([[1.0, 0.0], [-1.0, 0.0], [-2.0, 0.0], [0.0, -2.0]]))
+    inf = float('inf')
+    x = torch.tensor([[1.0, -1.0, 0.5], [-2.0, 0.5, 1.0], [0.5, -2.0, 2.0],
+                      [3.0, 3.0, -1.0], [inf, -inf, 1.0], [-inf, 2.0, 1.0]])
+    # The entry of largest magnitude sets the orientation; a tie of a positive
+    # and a negative one (and a row of zeros) gives zeros, both infinities NaN.
+    expected = torch.tensor([[0.0, 0.0, 0.0], [-2.0, 0.0, 0.0], [0.0, 0.0, 0.0],
+                             [3.0, 3.0, 0.0], [0.0, 0.0, 0.0], [-inf, 0.0, 0.0]])
+    for sign in (1, -1):
+        out = odd_activation(sign * x, torch.relu)
+        assert out[4, :2].isnan().all()
+        out[4] = 0.0
+        assert torch.equal(out, sign * expected)
 
 
 @pytest.mark.parametrize('act', [torch.tanh, torch.nn.Identity(), lambda t: t ** 3])
