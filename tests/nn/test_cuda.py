@@ -121,9 +121,10 @@ def test_multi_order_model_with_empty_orders(kit):
     assert_same_on_cuda(model, [batch[f'x_{k}'] for k in range(3)], run)
 
 
-def test_signals_with_their_own_orientations(kit):
+@pytest.mark.parametrize('act,odd_act', [('tanh', False), ('relu', True)])
+def test_signals_with_their_own_orientations(kit, act, odd_act):
     # The trajectory setting: B signals on one complex, each with its own edge
-    # orientation as signs on the shared operators.
+    # orientation as signs on the shared operators (ReLU through odd_activation).
     data = kit.delaunay(14, seed=3)
     n, B = data.num_simplices(1), 4
     generator = torch.Generator().manual_seed(0)
@@ -131,9 +132,9 @@ def test_signals_with_their_own_orientations(kit):
     signs = torch.where(torch.rand(B, n, generator=generator) < 0.5, -1, 1)
     torch.manual_seed(0)
     model = SAN(1, 4, num_layers=2, out_channels=2, readout='flatten', num_simplices=n,
-                act='tanh', conv_kwargs=dict(J_up=3, J_down=3, J_harmonic=5,
-                                             orientation_equivariant=True, bias=False),
-                invariant_readout=True).double().eval()
+                act=act, conv_kwargs=dict(J_up=3, J_down=3, J_harmonic=5,
+                                          orientation_equivariant=True, bias=False),
+                invariant_readout=True, odd_act=odd_act).double().eval()
     ops = data.operators(1)
     assert_same_on_cuda(model, [x], lambda m, inputs: m(inputs[0], ops.to(
         inputs[0].device).reoriented(signs.to(inputs[0].device))))
