@@ -105,9 +105,9 @@ def odd_activation(x: Tensor, act: Callable[[Tensor], Tensor]) -> Tensor:
     magnitude, and :math:`0` where a positive and a negative entry tie for it
     (and for a row of zeros), whose output is then zero (NaN at least at
     the infinite entries of a row holding both infinities, which has no
-    orientation). Negating a row swaps
-    and negates its largest and smallest entries, so :math:`s_i` flips with
-    it and :math:`f(-\mathbf{x}_i) = -f(\mathbf{x}_i)` exactly, for any
+    orientation). Negating a row swaps and negates its largest and smallest
+    entries, so :math:`s_i` flips with it and
+    :math:`f(-\mathbf{x}_i) = -f(\mathbf{x}_i)` exactly, for any
     activation :math:`\sigma`: flipping the orientation of a simplex, which
     flips the signs of its row in the output of an orientation-equivariant
     layer, flips the signs of its row after this activation too. So ReLU and
