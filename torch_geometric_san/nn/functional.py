@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from torch_geometric_san.utils.validation import check_bool, check_real
+from torch_geometric_san.utils.validation import check_bool, check_float_tensor, check_real
 
 __all__ = ["dropout", "odd_activation"]
 
@@ -68,9 +68,7 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
     check_bool(training, "training")
     if not 0.0 <= p < 1.0:
         raise ValueError(f"'p' must lie in [0, 1) (got {p})")
-    if not isinstance(x, Tensor) or not x.is_floating_point():
-        raise TypeError(f"'x' must be a floating-point tensor (got "
-                        f"{x.dtype if isinstance(x, Tensor) else type(x).__name__})")
+    check_float_tensor(x, 'x')
     if not training or p == 0.0:
         return x
     if (torch.compiler.is_compiling() or x.device.type != 'cpu' or not x.is_contiguous()
@@ -128,9 +126,7 @@ def odd_activation(x: Tensor, act: Callable[[Tensor], Tensor]) -> Tensor:
     """
     if not callable(act):
         raise TypeError(f"'act' must be callable (got {type(act).__name__})")
-    if not isinstance(x, Tensor) or not x.is_floating_point():
-        raise TypeError(f"'x' must be a floating-point tensor (got "
-                        f"{x.dtype if isinstance(x, Tensor) else type(x).__name__})")
+    check_float_tensor(x, 'x')
     if x.dim() == 0:
         raise ValueError("'x' must have a feature dimension (got a scalar)")
     if x.size(-1) == 0:

@@ -99,6 +99,25 @@ def check_float_dtype(dtype: Any, name: str = "dtype") -> torch.dtype:
     return dtype
 
 
+def check_float_tensor(value: Any, name: str) -> torch.Tensor:
+    r"""Checks that :obj:`value` is a floating-point :class:`torch.Tensor`.
+
+    Args:
+        value (Any): The argument.
+        name (str): Its name, for the error message.
+
+    Returns:
+        torch.Tensor: :obj:`value`.
+
+    Raises:
+        TypeError: If it is not a floating-point tensor.
+    """
+    if not isinstance(value, torch.Tensor) or not value.is_floating_point():
+        got = value.dtype if isinstance(value, torch.Tensor) else type(value).__name__
+        raise TypeError(f"'{name}' must be a floating-point tensor (got {got})")
+    return value
+
+
 #: Bytes a complex needs per vertex at the least (vertex ids, the index pointers
 #: of the order-0 operators, a batch vector), for :func:`check_num_nodes`.
 _BYTES_PER_VERTEX = 64

@@ -15,7 +15,8 @@ from torch_geometric_san.sparse import (SimplicialOperators, SparseOperator,
                                         as_operators)
 from torch_geometric_san.sparse.propagation import (accumulate, polynomial, powers,
                                                    prepare, sddmm)
-from torch_geometric_san.utils.validation import check_bool, check_int, check_real
+from torch_geometric_san.utils.validation import (check_bool, check_float_tensor, check_int,
+                                                  check_real)
 
 ATTENTION_MODES = ("separate", "shared", None)
 
@@ -639,9 +640,7 @@ class SANConv(MessagePassing):
 
     def _check_signal(self, x: Tensor) -> bool:
         # Whether x holds several signals, [B, N, F_in].
-        if not isinstance(x, Tensor) or not x.is_floating_point():
-            raise TypeError(f"'x' must be a floating-point tensor (got "
-                            f"{x.dtype if isinstance(x, Tensor) else type(x).__name__})")
+        check_float_tensor(x, 'x')
         if x.dim() not in (2, 3) or x.size(-1) != self.in_channels:
             raise ValueError(f"'x' must have shape [N, {self.in_channels}] or "
                              f"[B, N, {self.in_channels}] (got {list(x.shape)})")
