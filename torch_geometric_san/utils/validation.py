@@ -41,6 +41,23 @@ def check_int(value: Any, name: str, minimum: Optional[int] = None,
     return value
 
 
+def check_counts(**counts: Any) -> None:
+    r"""Checks that every keyword argument is an int of at least 1 (the sizes and
+    counts of a model: channels, layers, ...), with :func:`check_int`.
+
+    Args:
+        **counts (Any): The arguments by name, e.g.
+            ``check_counts(hidden_channels=hidden_channels)``; the messages name
+            each in quotes.
+
+    Raises:
+        TypeError: If a value is not an integer.
+        ValueError: If a value is below 1.
+    """
+    for name, value in counts.items():
+        check_int(value, f"'{name}'", minimum=1)
+
+
 def check_bool(value: Any, name: str) -> bool:
     r"""Checks that :obj:`value` is :obj:`True` or :obj:`False` (a flag given as
     e.g. the string ``"no"`` would otherwise count as true).

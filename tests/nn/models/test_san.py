@@ -230,8 +230,23 @@ def test_invalid_arguments(kit):
         SAN(3, 8, 2, 1, readout='median')
     with pytest.raises(ValueError, match="num_layers"):
         SAN(3, 8, 0, 1)
+    with pytest.raises(TypeError, match="'num_layers' must be an int"):
+        SAN(3, 8, 1.5, 1)
+    # Sizes are checked where they are given, under their own names.
+    with pytest.raises(ValueError, match="'hidden_channels' must be at least 1, got 0"):
+        SAN(3, 0, 2, 1)
+    with pytest.raises(ValueError, match="'in_channels' must be at least 1"):
+        SAN(0, 8, 1, 1)
+    with pytest.raises(ValueError, match="'out_channels' must be at least 1"):
+        SAN(3, 8, 1, 0, readout='sum')
+    with pytest.raises(ValueError, match="'readout_layers' must be at least 1, got 0"):
+        SAN(3, 8, 1, 1, readout='sum', readout_layers=0)
+    with pytest.raises(ValueError, match="'order' must be at least 0"):
+        SAN(3, 8, 1, 1, order=-1)
     with pytest.raises(ValueError, match="dropout"):
         SAN(3, 8, 1, 1, dropout=1.5)
+    with pytest.raises(TypeError, match="'dropout' must be a real number"):
+        SAN(3, 8, 1, 1, dropout='0.5')
     with pytest.raises(ValueError, match="ensemble"):
         SAN(3, 8, 1, 1, readout='sum', conv_kwargs=dict(ensemble=2))
     model = SAN(3, 8, 1, 1, order=2)

@@ -15,7 +15,8 @@ from torch_geometric_san.nn.conv import SANConv
 from torch_geometric_san.nn.functional import dropout
 from torch_geometric_san.nn.models.san import READOUTS, _resolve_act
 from torch_geometric_san.sparse import SimplicialOperators, SparseOperator
-from torch_geometric_san.utils.validation import check_bool, check_int, check_real
+from torch_geometric_san.utils.validation import (check_bool, check_counts, check_int,
+                                                   check_real)
 
 #: How the pooled features of the orders are combined.
 COMBINES = ('cat', 'sum')
@@ -187,11 +188,8 @@ class MultiOrderSAN(torch.nn.Module):
     ):
         super().__init__()
         check_int(max_order, "'max_order' (use SAN for one order)", minimum=1)
-        for name, value in (("'hidden_channels'", hidden_channels),
-                            ("'num_layers'", num_layers),
-                            ("'out_channels'", out_channels),
-                            ("'readout_layers'", readout_layers)):
-            check_int(value, name, minimum=1)
+        check_counts(hidden_channels=hidden_channels, num_layers=num_layers,
+                     out_channels=out_channels, readout_layers=readout_layers)
         check_bool(inter_order, "'inter_order'")
         check_real(dropout, "'dropout'")
         if not 0.0 <= dropout < 1.0:

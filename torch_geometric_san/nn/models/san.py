@@ -11,7 +11,8 @@ from torch_geometric.typing import OptTensor
 from torch_geometric_san.nn.conv import SANConv, SATConv, SCNConv, SCNNConv, SNNConv
 from torch_geometric_san.nn.functional import dropout, odd_activation
 from torch_geometric_san.sparse import SimplicialOperators, as_operators
-from torch_geometric_san.utils.validation import check_bool
+from torch_geometric_san.utils.validation import (check_bool, check_counts, check_int,
+                                                   check_real)
 
 READOUTS: Dict[str, Callable[..., Tensor]] = {
     'sum': global_add_pool,
@@ -141,8 +142,10 @@ class SAN(torch.nn.Module):
         odd_act: bool = False,
     ):
         super().__init__()
-        if not isinstance(num_layers, int) or num_layers < 1:
-            raise ValueError(f"'num_layers' must be a positive int (got {num_layers!r})")
+        check_counts(in_channels=in_channels, hidden_channels=hidden_channels,
+                     num_layers=num_layers, out_channels=out_channels,
+                     readout_layers=readout_layers)
+        check_int(order, "'order'", minimum=0)
         if readout is not None and readout not in tuple(READOUTS) + ('flatten', ):
             raise ValueError(f"'readout' must be None, 'flatten' or one of "
                              f"{sorted(READOUTS)} (got {readout!r})")
@@ -151,6 +154,7 @@ class SAN(torch.nn.Module):
             raise ValueError(f"the flatten readout needs 'num_simplices', the "
                              f"positive number of simplices of each complex "
                              f"(got {num_simplices!r})")
+        check_real(dropout, "'dropout'")
         if not 0.0 <= dropout < 1.0:
             raise ValueError(f"'dropout' must lie in [0, 1) (got {dropout})")
         check_bool(invariant_readout, 'invariant_readout')
