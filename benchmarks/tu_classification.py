@@ -23,7 +23,10 @@ seed also fixes the initialisation, dropout and batch order.
 The raw files are looked up in ``<root>/<NAME>/raw``; where missing, they are
 copied from ``--data-root`` (default ``$TGSAN_SHARED_DATA`` or ``../shared/data``,
 whose ``tu_proteins/PROTEINS/raw`` holds PROTEINS), else TUDataset downloads them.
-The script prints a markdown table, writes it with a JSON of all runs to
+The script prints a markdown table and, for every model that shares at least two
+seeds with MultiOrderSAN, the paired differences of their test accuracies on the
+same splits (mean, standard error, 95 % interval, seeds won / tied / lost: how far
+the protocol's comparison is from noise); it writes them with a JSON of all runs to
 ``--output`` and, for a full run, into ``docs/results.md`` (command, machine, wall
 time, the lifting time and the targets of the issue).
 
@@ -40,6 +43,8 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+import numpy as np
+import scipy.stats
 import torch
 import torch.nn.functional as F
 from torch import Tensor
@@ -205,6 +210,27 @@ def results_table(runs: List[Dict[str, Any]]) -> str:
          'seconds per run', 'seeds'], rows)
 
 
+def paired_differences(runs: List[Dict[str, Any]]) -> str:
+    """MultiOrderSAN's test accuracy minus each other model's on the same splits:
+    the mean difference over the seeds both ran, its standard error and 95 %
+    interval (Student's t), and the seeds won, tied and lost; one line per model
+    with at least two such seeds (the noise of the protocol's comparison)."""
+    acc = {(r['model'], r['seed']): 100 * r['test_acc'] for r in runs}
+    lines = []
+    for name in MODELS[1:]:
+        seeds = sorted(s for m, s in acc if m == name and ('MultiOrderSAN', s) in acc)
+        if len(seeds) < 2:
+            continue
+        diff = np.array([acc['MultiOrderSAN', s] - acc[name, s] for s in seeds])
+        mean, se = diff.mean(), diff.std(ddof=1) / np.sqrt(len(diff))
+        half = scipy.stats.t.ppf(0.975, len(diff) - 1) * se
+        lines.append(f'- MultiOrderSAN - {name}: {mean:+.2f} ± {se:.2f} (standard error), '
+                     f'95 % interval [{mean - half:+.2f}, {mean + half:+.2f}], over '
+                     f'{len(diff)} seeds (won {(diff > 0).sum()}, tied '
+                     f'{(diff == 0).sum()}, lost {(diff < 0).sum()})')
+    return '\n'.join(lines)
+
+
 def target_checks(runs: List[Dict[str, Any]], wall_time: float,
                   lift_time: float, num_graphs: int, dataset: str) -> str:
     """The targets, judged on :obj:`runs`; set for PROTEINS only, so for another
@@ -313,7 +339,13 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
             f'{args.readout} readout{" with the inputs" if args.readout_input else ""}; '
             f'every model: normalisation '
             f'{args.norm or "none"}, jumping knowledge {args.jk or "none"}.\n\n'
-            f'{table}\n\nLifting all graphs to clique 2-complexes: {lift_time:.1f} s.\n')
+            f'{table}\n\n')
+    differences = paired_differences(runs)
+    if differences:
+        text += (f'Differences of test accuracy on the same splits (points):\n\n'
+                 f'{differences}\n\n')
+    text += f'Lifting all graphs to clique 2-complexes: {lift_time:.1f} s.\n'
+
     _common.print_report(args, text, TARGETS_TITLE, targets,
                          'the table of the results page')
     block = f'{log.header()}\n\n{text}\n{TARGETS_TITLE}:\n\n{targets}\n'

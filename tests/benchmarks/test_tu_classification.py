@@ -38,6 +38,8 @@ def test_pipeline(tu_classification, tiny_tu_dataset, tmp_path):
     assert '<!-- tu_classification.py: begin -->' in text
     assert all(f'| {model} |' in text for model in MODELS)
     assert 'Command: `python' in text and 'Targets of this benchmark' in text
+    assert 'Differences of test accuracy on the same splits' in text
+    assert '- MultiOrderSAN - GIN: ' in text and 'over 2 seeds' in text
     # the targets are set for PROTEINS: for another dataset only the comparison
     assert 'MultiOrderSAN not below GIN' in text and 'lifting all' not in text
 
@@ -61,6 +63,19 @@ def test_target_checks(tu_classification):
         '- MultiOrderSAN not below GIN on the same splits: 75.50 against 76.00, not met']
     assert tu_classification.target_checks(runs, 60, 1, 188, 'MUTAG').splitlines() == [
         '- MultiOrderSAN not below GIN on the same splits: 75.50 against 76.00, not met']
+
+
+def test_paired_differences(tu_classification):
+    runs = [dict(model='MultiOrderSAN', seed=s, test_acc=a)
+            for s, a in enumerate((0.76, 0.75, 0.80))] + [
+        dict(model='GIN', seed=s, test_acc=a) for s, a in enumerate((0.74, 0.78, 0.80))] + [
+        dict(model='GAT', seed=0, test_acc=0.5)]  # one common seed: no line
+    # differences 2, -3 and 0 points: mean -1/3, std 2.517, standard error 1.453,
+    # t(0.975, 2 degrees of freedom) = 4.303: -1/3 -+ 6.252
+    assert tu_classification.paired_differences(runs).splitlines() == [
+        '- MultiOrderSAN - GIN: -0.33 ± 1.45 (standard error), 95 % interval '
+        '[-6.58, +5.92], over 3 seeds (won 1, tied 1, lost 1)']
+    assert tu_classification.paired_differences(runs[:3]) == ''
 
 
 def test_splits_and_arguments(tu_classification):
