@@ -8,7 +8,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from torch_geometric_san.utils.validation import check_bool, check_float_tensor, check_real
+from torch_geometric_san.utils.validation import (check_bool, check_dropout,
+                                                  check_float_tensor)
 
 __all__ = ["dropout", "odd_activation"]
 
@@ -64,10 +65,8 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
     Returns:
         torch.Tensor: The output, of the shape of :obj:`x`.
     """
-    check_real(p, "p")
+    check_dropout(p, "'p'")
     check_bool(training, "training")
-    if not 0.0 <= p < 1.0:
-        raise ValueError(f"'p' must lie in [0, 1) (got {p})")
     check_float_tensor(x, 'x')
     if not training or p == 0.0:
         return x

@@ -98,6 +98,27 @@ def check_real(value: Any, name: str) -> float:
     return float(value)
 
 
+def check_dropout(value: Any, name: str) -> float:
+    r"""Checks that :obj:`value` is a dropout probability: a real number in
+    :math:`[0, 1)`.
+
+    Args:
+        value (Any): The argument.
+        name (str): Its name, for the error message.
+
+    Returns:
+        float: :obj:`value` as a Python :obj:`float`.
+
+    Raises:
+        TypeError: If :obj:`value` is not a real number.
+        ValueError: If it lies outside :math:`[0, 1)`.
+    """
+    p = check_real(value, name)
+    if not 0.0 <= p < 1.0:
+        raise ValueError(f"{name} must lie in [0, 1) (got {value})")
+    return p
+
+
 def check_float_dtype(dtype: Any, name: str = "dtype") -> torch.dtype:
     r"""Checks that :obj:`dtype` is a floating :class:`torch.dtype`.
 

@@ -15,7 +15,8 @@ from torch_geometric_san.sparse import (SimplicialOperators, SparseOperator,
                                         as_operators)
 from torch_geometric_san.sparse.propagation import (accumulate, polynomial, powers,
                                                    prepare, sddmm)
-from torch_geometric_san.utils.validation import (check_bool, check_float_tensor, check_int,
+from torch_geometric_san.utils.validation import (check_bool, check_dropout,
+                                                  check_float_tensor, check_int,
                                                   check_real)
 
 ATTENTION_MODES = ("separate", "shared", None)
@@ -248,8 +249,9 @@ class SANConv(MessagePassing):
         if J_harmonic is not None:
             check_int(J_harmonic, "J_harmonic (None or an int)", minimum=0)
         for name, value in (("eps", eps), ("negative_slope", negative_slope),
-                            ("dropout", dropout), ("gain", gain)):
+                            ("gain", gain)):
             check_real(value, name)
+        check_dropout(dropout, "'dropout'")
         for name, value in (("concat", concat), ("add_self_loops", add_self_loops),
                             ("bias", bias), ("shared_weights", shared_weights),
                             ("orientation_equivariant", orientation_equivariant),
@@ -261,8 +263,6 @@ class SANConv(MessagePassing):
             raise ValueError(f"'eps' must lie in (0, 2] for the harmonic filter "
                              f"of a Laplacian scaled to largest eigenvalue 1 "
                              f"(got {eps})")
-        if not 0.0 <= dropout < 1.0:
-            raise ValueError(f"'dropout' must lie in [0, 1) (got {dropout})")
         if attention not in ATTENTION_MODES:
             raise ValueError(f"'attention' must be one of {ATTENTION_MODES} "
                              f"(got {attention!r})")

@@ -15,8 +15,8 @@ from torch_geometric_san.nn.conv import SANConv
 from torch_geometric_san.nn.functional import dropout
 from torch_geometric_san.nn.models.san import READOUTS, _resolve_act
 from torch_geometric_san.sparse import SimplicialOperators, SparseOperator
-from torch_geometric_san.utils.validation import (check_bool, check_counts, check_int,
-                                                   check_real)
+from torch_geometric_san.utils.validation import (check_bool, check_counts, check_dropout,
+                                                   check_int)
 
 #: How the pooled features of the orders are combined.
 COMBINES = ('cat', 'sum')
@@ -191,9 +191,7 @@ class MultiOrderSAN(torch.nn.Module):
         check_counts(hidden_channels=hidden_channels, num_layers=num_layers,
                      out_channels=out_channels, readout_layers=readout_layers)
         check_bool(inter_order, "'inter_order'")
-        check_real(dropout, "'dropout'")
-        if not 0.0 <= dropout < 1.0:
-            raise ValueError(f"'dropout' must lie in [0, 1) (got {dropout})")
+        check_dropout(dropout, "'dropout'")
         self.in_channels = self._per_order(in_channels, max_order)
         if readout is None:
             if order is None:

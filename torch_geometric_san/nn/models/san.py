@@ -11,8 +11,8 @@ from torch_geometric.typing import OptTensor
 from torch_geometric_san.nn.conv import SANConv, SATConv, SCNConv, SCNNConv, SNNConv
 from torch_geometric_san.nn.functional import dropout, odd_activation
 from torch_geometric_san.sparse import SimplicialOperators, as_operators
-from torch_geometric_san.utils.validation import (check_bool, check_counts, check_int,
-                                                   check_real)
+from torch_geometric_san.utils.validation import (check_bool, check_counts, check_dropout,
+                                                   check_int)
 
 READOUTS: Dict[str, Callable[..., Tensor]] = {
     'sum': global_add_pool,
@@ -154,9 +154,7 @@ class SAN(torch.nn.Module):
             raise ValueError(f"the flatten readout needs 'num_simplices', the "
                              f"positive number of simplices of each complex "
                              f"(got {num_simplices!r})")
-        check_real(dropout, "'dropout'")
-        if not 0.0 <= dropout < 1.0:
-            raise ValueError(f"'dropout' must lie in [0, 1) (got {dropout})")
+        check_dropout(dropout, "'dropout'")
         check_bool(invariant_readout, 'invariant_readout')
         check_bool(odd_act, 'odd_act')
         if invariant_readout and readout is None:
