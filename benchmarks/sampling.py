@@ -180,7 +180,11 @@ def loader_run(path: str, batch_size: int, steps: int, num_neighbors: List[int],
     ready, build_peak = _status_kb('VmRSS'), _status_kb('VmHWM')
     model = make_model().to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+    # The growth is counted from the resident set at the reset of the peak, not
+    # from `ready`: memory freed in between (a garbage collection) would make it
+    # negative.
     _reset_peak()
+    start_rss = _status_kb('VmRSS')
     sizes, done = [], 0
     wall, cpu = time.perf_counter(), time.process_time()
     for batch in _cycle(loader, steps):
@@ -202,7 +206,7 @@ def loader_run(path: str, batch_size: int, steps: int, num_neighbors: List[int],
     return dict(edges=data.num_simplices(1), batch_size=batch_size, steps=done,
                 simplices=float(np.mean(sizes)), data_mb=(loaded - base) * mb,
                 ready_mb=ready * mb, build_peak_mb=build_peak * mb,
-                train_peak_mb=train_peak * mb, growth_mb=(train_peak - ready) * mb,
+                train_peak_mb=train_peak * mb, growth_mb=(train_peak - start_rss) * mb,
                 build_seconds=build, train_wall=batch_size * done / wall,
                 train_cpu=batch_size * done / cpu,
                 sample_cpu=batch_size / float(np.median(sample_cpu)),
