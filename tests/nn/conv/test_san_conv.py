@@ -580,6 +580,28 @@ def test_zero_simplices_give_an_empty_output(kit, config):
     assert all(p.grad is not None for p in conv.parameters())
 
 
+
+@pytest.mark.parametrize('config', CONFIGS)
+@pytest.mark.parametrize('in_channels', [1, 6])
+def test_zero_signals_give_an_empty_batch(kit, config, in_channels):
+    # B = 0 signals (an empty index of a batch of signals), with the attention
+    # weights and a per-signal orientation of no rows.
+    data = kit.delaunay(8)
+    N = data.num_simplices(1)
+    conv = make_conv(in_channels, **config)
+    heads = conv.heads if conv.concat else 1
+    ops = data.operators(1).reoriented(torch.ones(0, N))
+    x = torch.zeros(0, N, in_channels, dtype=torch.float64, requires_grad=True)
+    if conv.attention is None:
+        out = conv(x, ops)
+    else:
+        out, weights = conv(x, ops, return_attention_weights=True)
+        for branch in weights:
+            assert branch is None or branch[1].shape[:2] == (0, branch[0].size(1))
+    assert out.shape == (0, N, 4 * heads)
+    out.sum().backward()
+    assert x.grad.shape == x.shape
+
 def _flip(ops, d):
     """Flips the reference orientation of the simplices where d = -1: the
     entry (i, j) of each Laplacian becomes d_i d_j L_ij."""

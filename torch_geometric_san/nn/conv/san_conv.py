@@ -463,7 +463,7 @@ class SANConv(MessagePassing):
         value = alpha * op.weight.to(x.dtype).unsqueeze(1) \
             if self.orientation_equivariant else alpha
         out = _flip(self._filter(branch, x, op, value, taps), signs)
-        return out, (op.index, alpha.view(-1, B, H).transpose(0, 1))
+        return out, (op.index, alpha.view(alpha.size(0), B, H).transpose(0, 1))
 
     def _fixed_branch(self, branch: str, x: Tensor, op: SparseOperator) -> OptTensor:
         # sum_p L^p Z W_p with the operator's values.
