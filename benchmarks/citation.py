@@ -60,9 +60,10 @@ first step moves every parameter by about the learning rate whatever its
 gradient (the update is m / sqrt(v), +-1 at step one), here 0.1 on weights of
 Xavier size 0.15: all weights move together, the output jumps by orders of
 magnitude (a loss of about 750,000 after one step) and the steps that bring it
-back push most pre-activations below zero, so most hidden units are dead (0
-on every simplex) within ten steps and stay so; a network whose last hidden
-layer is dead returns a constant. A linear warm-up of the learning rate keeps
+back push most pre-activations below zero: most units of the first two hidden
+layers are dead (0 on every simplex) within ten steps, and most of all three
+after fifty (the results page has the fractions); a network whose last hidden
+layer is entirely dead returns a constant. A linear warm-up of the learning rate keeps
 the first steps small (Adam's second-moment estimate is then formed before
 the steps are large; the rationale of Liu et al., "On the variance of the
 adaptive learning rate", 2020): the loss rises at most about three-fold
