@@ -134,3 +134,38 @@ def test_structure_agnostic_baseline_sums_the_node_features(tu_classification):
     # The edges play no part.
     batch.edge_index = batch.edge_index[:, :0]
     assert torch.allclose(model(batch), expected, atol=1e-6)
+
+
+def test_selected_settings_per_model(tu_classification, tiny_tu_dataset, tmp_path,
+                                     monkeypatch):
+    # PROTEINS' selection names options of the script, and every model.
+    args = tu_classification.parse_args(['--selected'])
+    for name, setting in tu_classification.SELECTED['PROTEINS'].items():
+        chosen = tu_classification.model_args(name, args)
+        assert all(getattr(chosen, key) == value for key, value in setting.items())
+        assert all(hasattr(args, key) for key in setting)
+    assert set(tu_classification.SELECTED['PROTEINS']) == set(MODELS)
+    assert tu_classification.model_args('GIN', tu_classification.parse_args([])).jk is None
+    assert tu_classification.setting_label({}) == 'defaults'
+    assert tu_classification.setting_label(
+        dict(jk='cat', readout_input=True, epochs=3)) == '--jk cat --readout-input --epochs 3'
+    with pytest.raises(ValueError, match='no settings were chosen on MUTAG'):
+        tu_classification.parse_args(['--selected', '--dataset', 'MUTAG'])
+    with pytest.raises(ValueError, match='does not combine with --quick'):
+        tu_classification.parse_args(['--selected', '--quick'])
+
+    # A run trains each model with its own setting and reports it.
+    monkeypatch.setitem(tu_classification.SELECTED, 'TINY', {
+        'MultiOrderSAN': dict(epochs=3), 'GIN': dict(jk='cat'), 'GAT': {},
+        'MLP': dict(epochs=1)})
+    out = tu_classification.main([
+        '--dataset', 'TINY', '--root', tiny_tu_dataset, '--seeds', '0', '--epochs', '2',
+        '--batch-size', '8', '--no-progress', '--selected', '--models', *MODELS,
+        '--data-root', str(tmp_path / 'nothing'), '--output', str(tmp_path / 'out'),
+        '--no-results'])
+    runs = {r['model']: r for r in out['runs']}
+    assert {name: r['epochs'] for name, r in runs.items()} == dict(
+        MultiOrderSAN=3, GIN=2, GAT=2, MLP=1)
+    assert runs['GIN']['setting'] == '--jk cat' and runs['GAT']['setting'] == 'defaults'
+    assert '| model | setting | test accuracy (%) |' in out['table']
+    assert '| GIN | `--jk cat` |' in out['table']
