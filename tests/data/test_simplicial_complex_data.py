@@ -278,6 +278,54 @@ def test_without_laplacians_keeps_simplices_boundaries_and_spectra(random_tree):
         SimplicialComplexData.from_simplices(simplices, close=True, laplacians=1)
 
 
+def test_validate_accepts_built_complexes_and_their_batches(random_tree, annulus):
+    full = SimplicialComplexData.from_simplex_tree(random_tree)
+    light = SimplicialComplexData.from_simplices(annulus, close=True, laplacians=False)
+    padded = SimplicialComplexData.from_simplices(annulus, close=True, order=4,
+                                                  x_1=torch.randn(20, 2))
+    for data in (full, light, padded, Batch.from_data_list([padded, padded]),
+                 SimplicialComplexData.from_simplices([], num_nodes=3)):
+        assert data.validate() is True
+
+
+@pytest.mark.parametrize('case,match', [
+    ('x_rows', "'x_1' needs one row per 1-simplex, 20 \\(found \\[3, 2\\]\\)"),
+    ('x_order', "'x_3' is given but the complex has order 2"),
+    ('x_scalar', "'x_0' needs one row per 0-simplex"),
+    ('vertex', "'simplices_2' holds vertex ids outside \\[0, 10\\)"),
+    ('simplex_shape', "'simplices_1' needs shape \\[N_1, 2\\]"),
+    ('index', "row 0 of 'up_index_1' holds ids outside \\[0, 20\\)"),
+    ('face', "row 0 of 'boundary_index_2' holds ids outside \\[0, 20\\)"),
+    ('weight', "'hodge_weight_1' needs one value per entry"),
+    ('graph', "'edge_index' contains larger indices"),
+])
+def test_validate_finds_attributes_changed_after_building(annulus, case, match):
+    data = SimplicialComplexData.from_simplices(annulus, close=True,
+                                                x_1=torch.randn(20, 2))
+    assert data.num_simplices(1) == 20 and data.num_nodes == 10
+    if case == 'x_rows':
+        data.x_1 = torch.randn(3, 2)
+    elif case == 'x_order':
+        data.x_3 = torch.randn(1, 1)
+    elif case == 'x_scalar':
+        data.x_0 = torch.tensor(1.0)
+    elif case == 'vertex':
+        data.simplices_2[0, 2] = 10
+    elif case == 'simplex_shape':
+        data.simplices_1 = data.simplices_1[:, :1]
+    elif case == 'index':
+        data.up_index_1[0, 0] = 20
+    elif case == 'face':
+        data.boundary_index_2[0, 0] = -1
+    elif case == 'weight':
+        data.hodge_weight_1 = data.hodge_weight_1[1:]
+    else:  # a kept graph, checked by PyG's own validation
+        data.edge_index = torch.tensor([[0], [10]])
+    with pytest.raises(ValueError, match=match):
+        data.validate()
+    with pytest.warns(UserWarning, match=match):
+        assert data.validate(raise_on_error=False) is False
+
 def _simplex_rows(tree):
     # The top-dimensional simplices of a GUDHI tree, by order, as lists of rows.
     rows = {}

@@ -21,7 +21,7 @@ def test_batches(planar):
     assert len(loader) == -(-planar.num_simplices(1) // 32)
     assert repr(loader) == 'SimplicialNeighborLoader(order=1, num_neighbors=[4, 2])'
     for batch in loader:
-        assert isinstance(batch, SimplicialComplexData)
+        assert isinstance(batch, SimplicialComplexData) and batch.validate()
         assert batch.batch_size == batch.num_sampled_simplices[0] <= 32
         assert sum(batch.num_sampled_simplices) == batch.n_id.numel() == batch.x_1.size(0)
         assert torch.equal(batch.y, batch.n_id)

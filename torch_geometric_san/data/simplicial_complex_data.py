@@ -9,7 +9,7 @@ import scipy.sparse as sp
 import torch
 from torch import Tensor
 from torch_geometric.data import Batch, Data
-from torch_geometric.data.data import DataEdgeAttr, DataTensorAttr
+from torch_geometric.data.data import DataEdgeAttr, DataTensorAttr, warn_or_raise
 from torch_geometric.data.storage import GlobalStorage
 
 from torch_geometric_san.data import _interop, algebra
@@ -649,6 +649,80 @@ class SimplicialComplexData(Data):
                     "the constructors and liftings, or "
                     "torch_geometric_san.data.pad_order), or batch them with "
                     "torch_geometric_san.data.batch_complexes")
+
+    # Validation --------------------------------------------------------------------
+
+    def validate(self, raise_on_error: bool = True) -> bool:
+        r"""Validates the complex, as :meth:`torch_geometric.data.Data.validate`
+        validates a graph: besides PyG's checks (``num_nodes``, a kept graph
+        ``edge_index``), every ``simplices_k`` is :math:`[N_k, k + 1]` with vertex
+        ids in :math:`[0, N_0)`, every feature ``x_k`` has :math:`N_k` rows (and
+        :math:`k` is an order of the complex), and every stored operator has
+        indices in range, of the orders it maps between, and one value per entry.
+        The constructors and liftings check all this; attributes set or changed
+        afterwards are what it finds.
+
+        Args:
+            raise_on_error (bool, optional): If :obj:`True`, raises a
+                :class:`ValueError` at the first problem; otherwise warns about each.
+                (default: :obj:`True`)
+
+        Returns:
+            bool: Whether the complex passed every check.
+        """
+        status = super().validate(raise_on_error)
+        name = type(self).__name__
+
+        def problem(message: str) -> None:
+            nonlocal status
+            status = False
+            warn_or_raise(f"{message} in '{name}'", raise_on_error)
+
+        order, num_nodes = self.order, self.num_nodes or 0
+        sizes = [num_nodes]
+        for k in range(1, order + 1):
+            simplices = self[f'simplices_{k}']
+            sizes.append(simplices.size(0) if simplices.dim() else 0)
+            if simplices.dim() != 2 or simplices.size(1) != k + 1:
+                problem(f"'simplices_{k}' needs shape [N_{k}, {k + 1}] (found "
+                        f"{list(simplices.shape)})")
+            elif simplices.numel() and (int(simplices.min()) < 0 or
+                                        int(simplices.max()) >= num_nodes):
+                problem(f"'simplices_{k}' holds vertex ids outside [0, {num_nodes}) "
+                        f"(found {int(simplices.min())} to {int(simplices.max())})")
+        for key in list(self.keys()):
+            feature = _FEATURE.fullmatch(key)
+            operator = re.fullmatch(r'(boundary|down|up|hodge)_index_(\d+)', key)
+            if feature is not None:
+                k, value = int(feature.group(1)), self[key]
+                if k > order:
+                    problem(f"'{key}' is given but the complex has order {order}")
+                elif not isinstance(value, Tensor) or value.dim() == 0 or \
+                        value.size(0) != sizes[k]:
+                    shape = list(value.shape) if isinstance(value, Tensor) else \
+                        type(value).__name__
+                    problem(f"'{key}' needs one row per {k}-simplex, {sizes[k]} (found "
+                            f"{shape})")
+            elif operator is not None and int(operator.group(2)) <= order:
+                kind, k = operator.group(1), int(operator.group(2))
+                index, weight = self[key], self._store.get(f'{kind}_weight_{k}')
+                # rows index the (k-1)-faces for a boundary, the k-simplices otherwise
+                bounds = (sizes[k - 1] if kind == 'boundary' and k >= 1 else sizes[k],
+                          sizes[k])
+                if index.dim() != 2 or index.size(0) != 2:
+                    problem(f"'{key}' needs shape [2, nnz] (found {list(index.shape)})")
+                    continue
+                for row, bound in enumerate(bounds):
+                    if index.size(1) and (int(index[row].min()) < 0 or
+                                          int(index[row].max()) >= bound):
+                        problem(f"row {row} of '{key}' holds ids outside [0, {bound}) "
+                                f"(found {int(index[row].min())} to "
+                                f"{int(index[row].max())})")
+                if weight is None or weight.shape != (index.size(1), ):
+                    found = 'none' if weight is None else list(weight.shape)
+                    problem(f"'{kind}_weight_{k}' needs one value per entry of "
+                            f"'{key}', [{index.size(1)}] (found {found})")
+        return status
 
     # Batching ----------------------------------------------------------------------
 
