@@ -297,6 +297,7 @@ def test_validate_accepts_built_complexes_and_their_batches(random_tree, annulus
     ('index', "row 0 of 'up_index_1' holds ids outside \\[0, 20\\)"),
     ('face', "row 0 of 'boundary_index_2' holds ids outside \\[0, 20\\)"),
     ('weight', "'hodge_weight_1' needs one value per entry"),
+    ('index_shape', "'down_index_1' needs shape \\[2, nnz\\]"),
     ('graph', "'edge_index' contains larger indices"),
 ])
 def test_validate_finds_attributes_changed_after_building(annulus, case, match):
@@ -319,6 +320,8 @@ def test_validate_finds_attributes_changed_after_building(annulus, case, match):
         data.boundary_index_2[0, 0] = -1
     elif case == 'weight':
         data.hodge_weight_1 = data.hodge_weight_1[1:]
+    elif case == 'index_shape':
+        data.down_index_1 = data.down_index_1[:1]
     else:  # a kept graph, checked by PyG's own validation
         data.edge_index = torch.tensor([[0], [10]])
     with pytest.raises(ValueError, match=match):

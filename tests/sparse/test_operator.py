@@ -230,6 +230,13 @@ def test_invalid_operators():
         SparseOperator.from_index(index, torch.ones(3), 2)
     with pytest.raises(ValueError, match="NaN or infinite"):
         SparseOperator.from_index(index, torch.tensor([1., float('nan')]), 2)
+    # An operator given where an index is accepted is taken as it is, or refused.
+    op = SparseOperator.from_index(index, None, 2)
+    assert SparseOperator.from_adj(op, None, 2) is op
+    with pytest.raises(ValueError, match="carries its own values"):
+        SparseOperator.from_adj(op, torch.ones(2), 2)
+    with pytest.raises(ValueError, match=r"has shape \(2, 2\) but x needs \(3, 3\)"):
+        SparseOperator.from_adj(op, None, 3)
 
 
 def test_rectangular_operator_and_its_transpose():

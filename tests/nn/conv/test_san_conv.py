@@ -506,6 +506,7 @@ def test_cached_was_removed():
     (dict(attention='both'), ValueError, "attention"),
     (dict(attention='shared', J_up=2, J_down=1), ValueError, "J_up == J_down"),
     (dict(shared_weights=True, J_up=1, J_down=2), ValueError, "J_up == J_down"),
+    (dict(shared_weights=True, J_up=0, J_down=0), ValueError, "J_up == J_down >= 1"),
 ])
 def test_invalid_configuration(kwargs, error, match):
     with pytest.raises(error, match=match):
