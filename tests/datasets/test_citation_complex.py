@@ -58,6 +58,50 @@ def test_read_citation_raw_rejects_bad_structure(tmp_path,
         read_citation_raw(*paths)
 
 
+
+def _write_object_array(path, items):
+    # An object array of the given items, laid out like the published files.
+    value = np.empty(len(items), dtype=object)
+    value[:] = items
+    with open(path, "wb") as f:
+        np.lib.format.write_array_header_1_0(
+            f, {"descr": "|O", "fortran_order": False, "shape": value.shape})
+        pickle.dump(value, f, protocol=2)
+
+
+@pytest.mark.parametrize("case,match", [
+    ("lists", "simplices file must hold a 1-D array of dicts"),
+    ("orders", "simplices file has 2 orders but the cochains file has 1"),
+    ("indices", "indices of the 1-simplices must be 0..1"),
+    ("keys", "simplices and cochains of order 1 are not given on the same"),
+])
+def test_read_citation_raw_rejects_inconsistent_files(tmp_path, case, match):
+    nodes = {frozenset({1}): 0, frozenset({2}): 1, frozenset({3}): 2}
+    edges = {frozenset({1, 2}): 0, frozenset({2, 3}): 1}
+    counts = [dict.fromkeys(nodes, 1), dict.fromkeys(edges, 1)]
+    simplices = {"lists": [[1], [2]], "orders": [nodes, edges],
+                 "indices": [nodes, {frozenset({1, 2}): 0, frozenset({2, 3}): 2}],
+                 "keys": [nodes, edges]}[case]
+    if case == "orders":
+        counts = counts[:1]
+    if case == "keys":
+        counts[1] = {frozenset({1, 3}): 1, frozenset({2, 3}): 1}
+    paths = [str(tmp_path / "s.npy"), str(tmp_path / "c.npy")]
+    _write_object_array(paths[0], simplices)
+    _write_object_array(paths[1], counts)
+    with pytest.raises(ValueError, match=match):
+        read_citation_raw(*paths)
+
+
+def test_citation_simplices_needs_every_author_as_a_vertex(tmp_path,
+                                                          write_citation_files):
+    # Author 3 is in an edge but has no 0-simplex.
+    paths = write_citation_files(str(tmp_path), [[(1, ), (2, )], [(1, 2), (2, 3)]],
+                                 [[1, 1], [1, 1]])
+    with pytest.raises(ValueError, match="1-simplex has the author 3, who has no "
+                                         "0-simplex"):
+        citation_simplices(*read_citation_raw(*paths), max_order=1)
+
 def test_read_citation_raw_refuses_tampered_file(tmp_path,
                                                  write_citation_files):
     simplices_path, cochains_path = write_citation_files(

@@ -4,7 +4,7 @@ import pytest
 import torch
 from torch.utils.data import DistributedSampler
 
-from torch_geometric.data import Batch
+from torch_geometric.data import Batch, Data
 
 from torch_geometric_san.data import SimplicialComplexData
 from torch_geometric_san.loader import PermutationSampler, SimplicialNeighborLoader
@@ -126,6 +126,8 @@ def test_bad_input(planar, delaunay):
         SimplicialNeighborLoader(planar, [2], collate_fn=list)
     with pytest.raises(TypeError, match='callable'):
         SimplicialNeighborLoader(planar, [2], transform=3)
+    with pytest.raises(TypeError, match='must be a SimplicialComplexData, not Data'):
+        SimplicialNeighborLoader(Data(num_nodes=3), [2])
     with pytest.raises(TypeError, match='batch of complexes'):
         SimplicialNeighborLoader(Batch.from_data_list([delaunay(10), delaunay(12)]), [2])
     old = planar.clone()

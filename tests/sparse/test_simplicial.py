@@ -108,6 +108,8 @@ def test_legacy_inputs_are_converted_and_checked():
         SimplicialOperators.from_inputs(6, down_weight=data.down_laplacian(1)[1])
     with pytest.raises(ValueError, match="outside"):
         SimplicialOperators.from_inputs(4, *data.up_laplacian(1))
+    with pytest.raises(TypeError, match="expected at most 6 operator arguments"):
+        as_operators(6, index, (weight, ) * 6, {})
 
 
 def test_reoriented_shares_the_operators_and_validates():

@@ -169,6 +169,7 @@ BAD_GRAPHS = {
                        ValueError, "num_nodes=1000000000000000 .*needs more memory"),
     'float-num-nodes': (dict(edge_index=torch.tensor([[0], [1]]), num_nodes=2.5),
                         TypeError, "num_nodes must be an int, not float"),
+    'no-nodes': (dict(), ValueError, "number of nodes cannot be inferred"),
 }
 
 

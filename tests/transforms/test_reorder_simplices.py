@@ -190,6 +190,9 @@ def test_bad_input():
     with pytest.raises(ValueError, match='of order 3 but the complex has order 2'):
         ReorderSimplices(attrs={'edge_mask': 3})(data)
     assert not isinstance(data, Batch)
+    assert repr(ReorderSimplices()) == 'ReorderSimplices()'
+    assert repr(ReorderSimplices(attrs={'edge_mask': 2})) == \
+        "ReorderSimplices(attrs={'edge_mask': 2})"
 
 
 @pytest.mark.parametrize('attrs, error, pattern', [

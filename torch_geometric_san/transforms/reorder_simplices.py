@@ -68,7 +68,8 @@ class ReorderSimplices(BaseTransform):
         return reorder_simplices(data, self.attrs)[0]
 
     def __repr__(self) -> str:
-        return f'{self.__class__.__name__}()'
+        attrs = f'attrs={self.attrs}' if self.attrs else ''
+        return f'{self.__class__.__name__}({attrs})'
 
 
 def reorder_simplices(
