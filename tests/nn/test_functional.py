@@ -64,6 +64,30 @@ def test_dropout_rejects_bad_input(args, error, match):
         dropout(*args)
 
 
+
+@pytest.mark.parametrize('mkl,platform,vendor,expected', [
+    (False, 'linux', 'GenuineIntel', True),  # no MKL: always per element
+    (True, 'linux', 'AuthenticAMD', True),
+    (True, 'linux', 'GenuineIntel', False),
+    (True, 'linux', None, False),  # no vendor line: counted as Intel
+    (True, 'linux', 'missing', False),  # no /proc/cpuinfo
+    (True, 'darwin', 'AuthenticAMD', False),  # vendor not read off Linux
+])
+def test_bernoulli_path_by_cpu_vendor(monkeypatch, tmp_path, mkl, platform, vendor,
+                                      expected):
+    cpuinfo = tmp_path / 'cpuinfo'
+    if vendor != 'missing':
+        cpuinfo.write_text('processor\t: 0\n' +
+                           (f'vendor_id\t: {vendor}\n' if vendor else ''))
+    monkeypatch.setattr(torch.backends.mkl, 'is_available', lambda: mkl)
+    monkeypatch.setattr(functional.sys, 'platform', platform)
+    monkeypatch.setattr(functional, 'Path', lambda _: cpuinfo)
+    functional._bernoulli_per_element.cache_clear()
+    try:
+        assert functional._bernoulli_per_element() is expected
+    finally:
+        functional._bernoulli_per_element.cache_clear()
+
 def test_own_mask_where_pytorch_draws_per_entry(monkeypatch):
     # Where PyTorch's CPU bernoulli_ takes its per-element path (not an Intel CPU
     # with MKL), contiguous CPU inputs take the package's mask, not F.dropout.
