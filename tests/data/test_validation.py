@@ -179,6 +179,14 @@ CASES = {
                                "B_1 must be numeric, got dtype object"),
     'incidence-1d': (from_incidence, ([B1[0]], ), {}, ValueError,
                      r"B_1 must be 2-D, got shape \[3\]"),
+    'nested-simplex': (from_simplices, ([[0, [1, 2]]], ), {}, TypeError,
+                       "each simplex must be a flat sequence of integer vertex ids"),
+    'incidence-torch-sparse-3d': (from_incidence, ([torch.ones(2, 2, 2).to_sparse()], ),
+                                  {}, ValueError, r"B_1 must be 2-D, got shape "
+                                  r"\[2, 2, 2\]"),
+    'incidence-sparse-complex': (from_incidence, ([sp.csc_array(B1.astype(complex))], ),
+                                 {}, TypeError, "B_1 must be numeric, got dtype "
+                                 "complex128"),
     'incidence-torch-sparse-entry': (from_incidence,
                                      ([torch.from_numpy(with_entry(B1, (0, 1), 3.0))
                                        .to_sparse()], ), {}, ValueError,
