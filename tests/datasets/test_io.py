@@ -103,6 +103,40 @@ def test_load_npy_not_npy(tmp_path):
         io.load_npy(str(path))
 
 
+
+def test_load_npy_header_versions(tmp_path):
+    # Version 2.0 headers are read; unknown versions are refused.
+    value = np.empty(1, dtype=object)
+    value[0] = {frozenset({1}): 0}
+    path = tmp_path / "v2.npy"
+    with open(path, "wb") as f:
+        np.lib.format.write_array_header_2_0(
+            f, {"descr": "|O", "fortran_order": False, "shape": (1, )})
+        pickle.dump(value, f, protocol=2)
+    assert io.load_npy(str(path))[0] == value[0]
+    data = bytearray(path.read_bytes())
+    data[6] = 9  # the major version byte after the magic string
+    path.write_bytes(bytes(data))
+    with pytest.raises(ValueError, match=r"not a valid .npy file: Unsupported .npy "
+                                         r"format version \(9, 0\)"):
+        io.load_npy(str(path))
+
+
+def test_load_npy_refuses_persistent_ids_and_truncated_pickles(tmp_path):
+    path = str(tmp_path / "persistent.npy")
+    _write_npy_with_payload(path, b"\x80\x02X\x01\x00\x00\x00aQ.")  # BINPERSID
+    with pytest.raises(pickle.UnpicklingError, match="persistent id"):
+        io.load_npy(path)
+    whole = pickle.dumps(np.array([{1: 2}], dtype=object), protocol=2)
+    _write_npy_with_payload(path, whole[:len(whole) // 2])
+    with pytest.raises(pickle.UnpicklingError, match="persistent.npy: pickle data "
+                                                     "was truncated"):
+        io.load_npy(path)
+    _write_npy_with_payload(path, b"")  # a header and no payload
+    with pytest.raises(ValueError, match="holds a malformed pickled array "
+                                         "\\(EOFError"):
+        io.load_npy(path)
+
 def test_check_sha256(tmp_path):
     path = tmp_path / "f.bin"
     path.write_bytes(b"abc")
