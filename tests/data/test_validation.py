@@ -179,7 +179,7 @@ CASES = {
                                "B_1 must be numeric, got dtype object"),
     'incidence-1d': (from_incidence, ([B1[0]], ), {}, ValueError,
                      r"B_1 must be 2-D, got shape \[3\]"),
-    'nested-simplex': (from_simplices, ([[0, [1, 2]]], ), {}, TypeError,
+    'nested-vertex-list': (from_simplices, ([[0, [1, 2]]], ), {}, TypeError,
                        "each simplex must be a flat sequence of integer vertex ids"),
     'incidence-torch-sparse-3d': (from_incidence, ([torch.ones(2, 2, 2).to_sparse()], ),
                                   {}, ValueError, r"B_1 must be 2-D, got shape "
