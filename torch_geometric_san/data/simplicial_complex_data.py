@@ -22,6 +22,7 @@ _COMPUTED = re.compile(r'(simplices|spectrum|(boundary|down|up|hodge)_(index|wei
 _INCREMENTED = re.compile(r'(simplices|boundary_index|down_index|up_index|'
                           r'hodge_index)_(\d+)')
 _FEATURE = re.compile(r'x_(\d+)')
+_OPERATOR_INDEX = re.compile(r'(boundary|down|up|hodge)_index_(\d+)')
 _PER_ORDER = re.compile(r'.+_(\d+)')
 
 
@@ -692,7 +693,7 @@ class SimplicialComplexData(Data):
                         f"(found {int(simplices.min())} to {int(simplices.max())})")
         for key in list(self.keys()):
             feature = _FEATURE.fullmatch(key)
-            operator = re.fullmatch(r'(boundary|down|up|hodge)_index_(\d+)', key)
+            operator = _OPERATOR_INDEX.fullmatch(key)
             if feature is not None:
                 k, value = int(feature.group(1)), self[key]
                 if k > order:
