@@ -1,4 +1,7 @@
+import threading
+import time
 import warnings
+from pathlib import Path
 
 import pytest
 import torch
@@ -210,12 +213,79 @@ def test_kernels_in_several_threads_match_composites(both):
         torch.set_num_threads(threads)
 
 
-def test_build_directory_depends_on_the_kernels(monkeypatch, tmp_path):
+def test_build_directory_depends_on_the_kernels_and_the_environment(monkeypatch,
+                                                                   tmp_path):
     monkeypatch.setenv('TGSAN_KERNELS_DIR', str(tmp_path))
     first = compiled._build_directory()
     assert first.parent == tmp_path and torch.__version__.replace('+', '_') in first.name
     monkeypatch.setattr(compiled, '_FLAGS', compiled._FLAGS + ['-g'])
-    assert compiled._build_directory() != first
+    second = compiled._build_directory()
+    assert second != first
+    # The same PyTorch installed in another environment: its own build rules.
+    monkeypatch.setattr(torch, '__file__', str(tmp_path / 'env' / 'torch' / '__init__.py'))
+    assert compiled._build_directory() not in (first, second)
+
+
+@pytest.fixture
+def fake_build(monkeypatch, tmp_path):
+    # grouped_kernels() from scratch into tmp_path, with a stand-in for PyTorch's
+    # build that records the state of the build directory it was called in.
+    fcntl = pytest.importorskip('fcntl', reason="advisory locks are POSIX only")
+    import torch.utils.cpp_extension
+    calls = []
+
+    def load(name, sources, build_directory, **kwargs):
+        directory = Path(build_directory)
+        with open(directory / 'build.flock') as handle:
+            try:  # another open file: refused while the build holds its lock
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                held = False
+            except BlockingIOError:
+                held = True
+        calls.append(dict(held=held, stale_lock=(directory / 'lock').exists()))
+        (directory / f'{name}.so').touch()
+        return 'module'
+
+    monkeypatch.setattr(torch.utils.cpp_extension, 'load', load)
+    monkeypatch.setattr(compiled, '_module', None)
+    monkeypatch.setattr(compiled, '_failed', False)
+    monkeypatch.setenv('TGSAN_COMPILED_KERNELS', '1')
+    monkeypatch.setenv('TGSAN_KERNELS_DIR', str(tmp_path))
+    directory = compiled._build_directory()
+    directory.mkdir(parents=True)
+    return directory, calls, fcntl
+
+
+def test_a_build_killed_midway_does_not_block_later_ones(fake_build, capsys):
+    # PyTorch's lock file, left by a process killed while compiling: PyTorch alone
+    # would wait for it forever.
+    directory, calls, _ = fake_build
+    (directory / 'lock').touch()
+    assert compiled.grouped_kernels() == 'module'
+    assert calls == [dict(held=True, stale_lock=False)]
+    assert 'compiling its CPU kernels' in capsys.readouterr().err
+
+
+def test_a_build_in_progress_is_waited_for_and_announced(fake_build, capsys):
+    directory, calls, fcntl = fake_build
+    result = []
+    with open(directory / 'build.flock', 'w') as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)  # another process compiling
+        (directory / 'lock').touch()
+        waiter = threading.Thread(target=lambda: result.append(compiled.grouped_kernels()))
+        waiter.start()
+        deadline = time.monotonic() + 30
+        err = ''
+        while 'waiting for another process' not in err and time.monotonic() < deadline:
+            time.sleep(0.01)
+            err += capsys.readouterr().err
+        assert 'waiting for another process compiling its CPU kernels' in err
+        assert waiter.is_alive() and not calls
+        (directory / 'lock').unlink()  # it finished
+        (directory / f'{compiled._NAME}.so').touch()
+    waiter.join(30)
+    assert result == ['module'] and calls == [dict(held=True, stale_lock=False)]
+    assert 'compiling' not in capsys.readouterr().err
 
 
 def test_checkouts_of_the_same_kernels_share_one_build(monkeypatch, tmp_path):

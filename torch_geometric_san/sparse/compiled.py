@@ -8,9 +8,10 @@ have C++ kernels, ``csrc/grouped.cpp``, that make one pass over the entries each
 way where the composites of PyTorch gathers, elementwise steps and scatters make
 several (``benchmarks/propagation.py`` measures both). They are compiled with
 :func:`torch.utils.cpp_extension.load` the first time one of them runs on the CPU,
-once per machine, PyTorch and Python version and version of the kernels (about
-half a minute, announced on stderr), into a directory of ``$TGSAN_KERNELS_DIR``
-(default: ``~/.cache/torch_geometric_san``), and loaded from there afterwards.
+once per environment (PyTorch installation and Python) and version of the kernels
+(about half a minute, announced on stderr), into a directory of
+``$TGSAN_KERNELS_DIR`` (default: ``~/.cache/torch_geometric_san``), and loaded from
+there afterwards.
 They are an optional accelerator, like ``torch_scatter``: where they cannot be
 built (no C++ compiler) a warning says so once and the composites run, with the
 same results up to floating-point rounding. ``TGSAN_COMPILED_KERNELS=0`` turns
@@ -21,9 +22,10 @@ import os
 import sys
 import sysconfig
 import warnings
+from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
-from typing import Optional
+from typing import Iterator, Optional
 
 import torch
 from torch import Tensor
@@ -51,10 +53,15 @@ def enabled() -> bool:
 
 
 def _build_directory() -> Path:
-    # One directory per PyTorch, Python and kernel source: checkouts of different
-    # versions of the package never rebuild each other's kernels.
+    # One directory per PyTorch installation, Python and kernel source: checkouts of
+    # different versions of the package never rebuild each other's kernels, and nor
+    # do two environments with the same versions (their build rules name their own
+    # headers and libraries, so ninja would rebuild at every switch between them).
     root = os.environ.get("TGSAN_KERNELS_DIR") or Path.home() / ".cache" / "torch_geometric_san"
-    source = hashlib.sha1(_SOURCE.read_bytes() + " ".join(_FLAGS).encode()).hexdigest()
+    inputs = [_SOURCE.read_bytes(), " ".join(_FLAGS).encode(),
+              os.path.dirname(os.path.abspath(torch.__file__)).encode(),
+              sysconfig.get_paths()["include"].encode()]
+    source = hashlib.sha1(b"\0".join(inputs)).hexdigest()
     abi = sysconfig.get_config_var('SOABI') or '-'.join(map(str, sys.version_info[:2]))
     return Path(root) / f"torch{torch.__version__}-{abi}-{source[:12]}".replace("+", "_")
 
@@ -70,6 +77,35 @@ def _source_copy(directory: Path) -> Path:
         partial.write_bytes(_SOURCE.read_bytes())
         os.replace(partial, copy)
     return copy
+
+
+def _built(directory: Path) -> bool:
+    return any(directory.glob(f"{_NAME}*.so"))
+
+
+@contextmanager
+def _build_lock(directory: Path) -> Iterator[None]:
+    # PyTorch guards a build directory with a lock file that a process removes when
+    # it is done; one killed while compiling (e.g. interrupted on its first run)
+    # leaves it behind, and every later process then waits for it forever, silently.
+    # Where the OS has advisory locks, the package's processes hold one on the
+    # directory around the build instead: the OS releases it when its holder dies,
+    # so a PyTorch lock file found while holding it is stale and is removed.
+    try:
+        import fcntl
+    except ImportError:  # no advisory locks (Windows): PyTorch's lock file alone
+        yield
+        return
+    with open(directory / "build.flock", "w") as handle:  # closing it unlocks
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if not _built(directory):
+                print(f"torch_geometric_san: waiting for another process compiling "
+                      f"its CPU kernels into {directory}", file=sys.stderr, flush=True)
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        (directory / "lock").unlink(missing_ok=True)
+        yield
 
 
 @torch.compiler.disable
@@ -88,12 +124,14 @@ def grouped_kernels() -> Optional[ModuleType]:
     directory = _build_directory()
     try:
         directory.mkdir(parents=True, exist_ok=True)
-        if not any(directory.glob(f"{_NAME}*.so")):
-            print(f"torch_geometric_san: compiling its CPU kernels into {directory} "
-                  f"(once, about half a minute)", file=sys.stderr, flush=True)
         from torch.utils.cpp_extension import load
-        _module = load(_NAME, sources=[str(_source_copy(directory))], extra_cflags=_FLAGS,
-                       build_directory=str(directory), verbose=False)
+        with _build_lock(directory):
+            if not _built(directory):
+                print(f"torch_geometric_san: compiling its CPU kernels into {directory} "
+                      f"(once, about half a minute)", file=sys.stderr, flush=True)
+            _module = load(_NAME, sources=[str(_source_copy(directory))],
+                           extra_cflags=_FLAGS, build_directory=str(directory),
+                           verbose=False)
     except Exception as error:  # no compiler, no write access, ...
         _failed = True
         warnings.warn(f"torch_geometric_san: the compiled CPU kernels could not be "
