@@ -316,8 +316,7 @@ def open_run_log(args: argparse.Namespace, name: str,
                  argv: Optional[Sequence[str]]) -> 'RunLog':
     """The run log ``<output>/<name>.json`` of this invocation (continued with
     ``--resume`` or ``--report-only``; a report adds no session)."""
-    command = f'python benchmarks/{name}.py ' + ' '.join(
-        sys.argv[1:] if argv is None else argv)
+    command = _report.command_line(name, argv)
     return RunLog(Path(args.output) / f'{name}.json', args.resume or args.report_only,
                   command, args.device, vars(args), new_session=not args.report_only)
 

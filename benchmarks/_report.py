@@ -7,8 +7,10 @@ It imports neither torch nor the package, so that the TopoNetX worker of
 import os
 import platform
 import re
+import shlex
+import sys
 from pathlib import Path
-from typing import List
+from typing import List, Optional, Sequence
 
 
 def cpu_name() -> str:
@@ -20,6 +22,15 @@ def cpu_name() -> str:
     except (OSError, AttributeError):
         pass
     return f'{name}, {os.cpu_count()} cores'
+
+
+def command_line(script: str, argv: Optional[Sequence[str]] = None) -> str:
+    """This invocation of ``benchmarks/<script>.py`` (arguments :obj:`argv`, default
+    the process's) as typed in a POSIX shell: quoted where an argument needs it (a
+    model name with spaces, an empty value), so that the results page's commands run
+    as copied."""
+    return shlex.join(['python', f'benchmarks/{script}.py',
+                       *(sys.argv[1:] if argv is None else argv)])
 
 
 def markdown_table(header: List[str], rows: List[List[str]]) -> str:

@@ -295,7 +295,7 @@ def main() -> None:
     summary = verdicts(rows)
     print('\n' + text + '\n\n' + summary)
     if not args.quick:
-        command = 'python benchmarks/lifting.py ' + ' '.join(sys.argv[1:])
+        command = _report.command_line('lifting')
         versions = _versions()
         baseline = (f' "baseline" is the same lift with the package in '
                     f'`{args.baseline}`, timed right after ours at each size.'

@@ -540,7 +540,7 @@ def main() -> None:
                       f"{summary}", file=sys.stderr, flush=True)
             del data, complexes
 
-    command = 'python benchmarks/scaling.py ' + ' '.join(sys.argv[1:])
+    command = _report.command_line('scaling')
     markdown = table(rows) + '\n\n' + targets(rows)
     print(markdown)
     if args.plot:

@@ -1,3 +1,6 @@
+import shlex
+import sys
+
 import torch
 
 
@@ -148,6 +151,18 @@ def test_run_log_resumes(common, tmp_path):
     assert [s['command'] for s in resumed.sessions] == ['cmd 1', 'cmd 2']
     assert resumed.data_time() == {'synthetic': 2.0}
     assert not common.RunLog(str(path), False, 'cmd 3', 'cpu', {}).runs
+
+
+def test_commands_on_the_results_page_run_as_copied(common, monkeypatch):
+    # A model name with spaces and an empty value survive the shell.
+    argv = ['--models', 'SAN (orientation-equivariant)', '--plot', '', '--resume']
+    line = common._report.command_line('trajectory', argv)
+    assert line == ("python benchmarks/trajectory.py --models "
+                    "'SAN (orientation-equivariant)' --plot '' --resume")
+    assert shlex.split(line)[2:] == argv
+    monkeypatch.setattr(sys, 'argv', ['trajectory.py', '--quick'])
+    assert common._report.command_line('trajectory') == (
+        'python benchmarks/trajectory.py --quick')
 
 
 def test_run_tasks_keeps_freed_memory_where_asked(common, monkeypatch):
