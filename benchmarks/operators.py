@@ -22,7 +22,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Callable, Dict, List
+from typing import Any, Callable, Dict, List, Sequence
 
 import numpy as np
 import scipy.spatial
@@ -63,10 +63,23 @@ def step_times(data: SimplicialComplexData, k: int, steps: int) -> Dict[str, flo
         return [t.clone() for name in pairs
                 for t in getattr(data, f'{name}_laplacian')(k)]
 
-    ways: Dict[str, Callable[[], None]] = {
-        'shared': lambda: model(x, data.operators(k)).sum().backward(),
-        'per layer': lambda: model(x, *fresh()).sum().backward(),
-    }
+    def step(operators_of_layer: Callable[[], Sequence[Any]]) -> None:
+        # The model's layers and activations, each layer called with the operator
+        # arguments operators_of_layer() gives it (the model itself would convert
+        # earlier arguments once for all its layers).
+        h = x
+        for layer, conv in enumerate(model.convs):
+            h = conv(h, *operators_of_layer())
+            if layer < len(model.convs) - 1:
+                h = model.act(h)
+        h.sum().backward()
+
+    def shared() -> None:
+        ops = data.operators(k)
+        step(lambda: (ops, ))
+
+    ways: Dict[str, Callable[[], None]] = {'shared': shared,
+                                           'per layer': lambda: step(fresh)}
     times: Dict[str, List[float]] = {name: [] for name in ways}
     for _ in range(steps):
         for name, run in ways.items():
