@@ -20,7 +20,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Type
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Type, Union
 
 import numpy as np
 import torch
@@ -439,12 +439,21 @@ def git_commit() -> Optional[str]:
 WORKER: Dict[str, Any] = {}
 
 
+def load_kernels(device: Union[str, torch.device]) -> None:
+    """On the CPU, builds (once per environment, about half a minute) or loads the
+    package's compiled kernels now, so that no timed step, run or peak of memory
+    includes it (where they are off or cannot be built: nothing)."""
+    if torch.device(device).type == 'cpu':
+        compiled.grouped_kernels()
+
+
 def _prepare_worker(args: argparse.Namespace, position: int) -> None:
     WORKER.clear()
     WORKER.update(args=args, device=torch.device(args.device), position=position)
     if getattr(args, 'keep_freed_memory', False):
         from torch_geometric_san.utils import keep_freed_memory
         keep_freed_memory()
+    load_kernels(args.device)
 
 
 def _start_worker(args: argparse.Namespace, slots) -> None:
@@ -466,6 +475,7 @@ def run_tasks(tasks: Sequence[tuple], run: Callable[..., Any],
         for task in tasks:
             record(run(*task))
         return
+    load_kernels(args.device)  # built here once, then only loaded by the workers
     # Spawned, not forked: a fork of a process whose torch thread pool has
     # started can hang.
     context = multiprocessing.get_context('spawn')

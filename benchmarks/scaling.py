@@ -192,6 +192,8 @@ def worker(methods: str, path: str, device: str, repeats: int,
     device = torch.device(device)
     if threads:
         torch.set_num_threads(threads)
+    import _common
+    _common.load_kernels(device)  # not inside the warm-up or the peak of memory
     inputs = torch.load(path)
     names = methods.split(',')
     peak = meter(device)

@@ -363,6 +363,7 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
         log.add_data_time('lifting', lift_time)
         num_features = [complexes[0].num_simplex_features(k) for k in range(3)]
         num_classes = int(max(int(g.y.max()) for g in graphs) + 1)
+        _common.load_kernels(args.device)  # not inside the first run's time
         for name, seed in tasks:
             data = complexes if name == 'MultiOrderSAN' else graphs
             run = train_one(name, data, seed, model_args(name, args), num_features,

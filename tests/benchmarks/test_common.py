@@ -1,6 +1,7 @@
 import shlex
 import sys
 
+import pytest
 import torch
 
 
@@ -180,3 +181,17 @@ def test_run_tasks_keeps_freed_memory_where_asked(common, monkeypatch):
         common.run_tasks([(1,), (2,)], lambda x: x * 10, parser.parse_args(argv),
                          out.append)
         assert out == [10, 20] and calls == expected
+
+
+@pytest.mark.parametrize('device, loads', [('cpu', 1), ('meta', 0)])
+def test_run_tasks_load_the_kernels_before_the_first_task(common, monkeypatch, device,
+                                                          loads):
+    # Built (about half a minute the first time) or loaded before any task is timed.
+    import argparse
+    calls = []
+    monkeypatch.setattr(common.compiled, 'grouped_kernels', lambda: calls.append(1))
+    args = argparse.Namespace(device=device, workers=1)
+    seen = []
+    common.run_tasks([(1,), (2,)], lambda x: seen.append(len(calls)), args,
+                     lambda _: None)
+    assert seen == [loads, loads]
