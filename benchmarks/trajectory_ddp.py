@@ -251,6 +251,7 @@ def train(args: argparse.Namespace, rank: int, world: int,
         f'{len(train_set)} training / {len(test_set)} test complexes, batch '
         f'{args.batch_size} per process ({args.batch_size * world} global), '
         f'{len(loader)} steps per epoch')
+    _common.load_kernels(device)  # not inside the first epoch's time
     history: Dict[str, list] = dict(loss=[], test_acc=[], time=[])
     for epoch in range(args.epochs):
         start = time.perf_counter()
