@@ -86,7 +86,8 @@ one on the shared 2-core machine). ``--compile`` trains each model compiled by
 ``torch.compile`` (validation and tests stay eager), with dropout drawing from
 PyTorch's generator as in eager mode, so that a seed trains the same model up to
 floating-point rounding; the first run of each dataset, model and activation in a
-worker pays the compilation (the results page measures what it gains).
+worker pays the compilation. On the CPU it does not pay: the eager step, which runs
+the package's compiled kernels, is faster (results page, "torch.compile").
 
 Examples::
 
