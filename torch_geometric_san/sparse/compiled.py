@@ -98,13 +98,19 @@ def _build_lock(directory: Path) -> Iterator[None]:
         return
     with open(directory / "build.flock", "w") as handle:  # closing it unlocks
         try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            if not _built(directory):
-                print(f"torch_geometric_san: waiting for another process compiling "
-                      f"its CPU kernels into {directory}", file=sys.stderr, flush=True)
-            fcntl.flock(handle, fcntl.LOCK_EX)
-        (directory / "lock").unlink(missing_ok=True)
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if not _built(directory):
+                    print(f"torch_geometric_san: waiting for another process "
+                          f"compiling its CPU kernels into {directory}",
+                          file=sys.stderr, flush=True)
+                fcntl.flock(handle, fcntl.LOCK_EX)
+            locked = True
+        except OSError:  # a file system without advisory locks (some NFS mounts)
+            locked = False
+        if locked:
+            (directory / "lock").unlink(missing_ok=True)
         yield
 
 
