@@ -3,9 +3,12 @@ of the full complex (with or without its stored Laplacians), attributes;
 SimplicialAdjacency."""
 import pytest
 import torch
+from torch_geometric.data import Data
+from torch_geometric.utils import erdos_renyi_graph, to_networkx
 
 from torch_geometric_san.data import SimplicialComplexData
 from torch_geometric_san.loader import SimplicialAdjacency, simplicial_subcomplex
+from torch_geometric_san.transforms import LiftToCliqueComplex
 
 
 def sample(data, k, count=30, seed=0):
@@ -65,6 +68,25 @@ def test_attributes(planar):
     assert not any(key.endswith('_2') for key in sub.keys())
     for key, value in before.items():  # the complex is left as it was
         assert torch.equal(data[key], value), key
+
+
+@pytest.mark.parametrize('k', [0, 1, 2])
+def test_a_lifted_graph_keeps_its_induced_subgraph(k):
+    # The graph's edge_index (kept by the lifting), its edge and vertex attributes
+    # follow the kept vertices; the sub-complex validates.
+    torch.manual_seed(0)
+    graph = Data(edge_index=erdos_renyi_graph(60, 0.15), num_nodes=60,
+                 pos=torch.randn(60, 2))
+    data = LiftToCliqueComplex(max_order=2)(graph)
+    data.edge_weight = torch.rand(data.edge_index.size(1))
+    sub = simplicial_subcomplex(data, k, sample(data, k, count=12))
+    vertices = sub.n_id if k == 0 else sub.n_id_0
+    kept = (torch.isin(data.edge_index, vertices).all(0)).nonzero().view(-1)
+    assert kept.numel() > 0 and sub.validate()
+    assert torch.equal(vertices[sub.edge_index], data.edge_index[:, kept])
+    assert torch.equal(sub.edge_weight, data.edge_weight[kept])
+    assert torch.equal(sub.pos, data.pos[vertices])
+    assert to_networkx(sub).number_of_nodes() == vertices.numel()
 
 
 @pytest.mark.parametrize('k', [0, 1, 2])

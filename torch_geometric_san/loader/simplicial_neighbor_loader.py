@@ -31,7 +31,9 @@ class SimplicialNeighborLoader(torch.utils.data.DataLoader):
       ``0..batch_size - 1``), then hop by hop, with ``x_k`` and every other
       attribute of first dimension :math:`N_k` (labels, masks) indexed accordingly;
     * all their faces (orders :math:`0..k-1`, with their ``x_j``), so that it is a
-      complex and ``batch.operators(k)`` gives what the layers take;
+      complex and ``batch.operators(k)`` gives what the layers take; vertex
+      attributes (e.g. ``pos``) follow the kept vertices, and a lifted graph's
+      ``edge_index`` (with its edge attributes) becomes the subgraph they induce;
     * the full complex's ``up``, ``down`` and normalised ``hodge`` Laplacians
       restricted to the sampled simplices, with the full complex's ``spectrum_k``:
       nothing is normalised again on a sample, so a seed's output equals its

@@ -2,12 +2,13 @@ r"""The neighbours of the simplices of a complex, from its boundary matrices, an
 sub-complex of a sample of simplices with the operators of the full complex
 restricted to it."""
 import re
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 import scipy.sparse as sp
 import torch
 from torch import Tensor
+from torch_geometric.utils import subgraph
 
 from torch_geometric_san.data import SimplicialComplexData
 
@@ -202,9 +203,14 @@ def simplicial_subcomplex(data: SimplicialComplexData, order: int, n_id: Tensor,
 
     The Laplacians are computed from the boundary matrices of :obj:`data`
     (:class:`SimplicialAdjacency`), so a complex built without its Laplacians
-    (``laplacians=False``) can be sampled. Other attributes whose first dimension is
-    :math:`N_k` (labels, masks) are indexed by :obj:`n_id`; the remaining ones (and
-    those of orders above :math:`k`) are copied as they are, or dropped for the
+    (``laplacians=False``) can be sampled. The graph's ``edge_index``, where the
+    complex keeps one (a lifted graph), becomes the subgraph induced by the kept
+    vertices, relabelled. Other attributes are selected by their first dimension:
+    :math:`N_k` (labels, masks) by :obj:`n_id`, :math:`N_0` (vertex attributes such
+    as ``pos``) by the kept vertices, the number of columns of ``edge_index`` (edge
+    attributes) by the kept edges, tried in this order (edges first for keys
+    containing ``edge``, as PyG tells edge from node attributes); the remaining ones
+    (and those of orders above :math:`k`) are copied as they are, or dropped for the
     computed attributes and features of orders above :math:`k`. Nothing of
     :obj:`data` is modified.
 
@@ -237,7 +243,15 @@ def simplicial_subcomplex(data: SimplicialComplexData, order: int, n_id: Tensor,
     if adjacency is None:
         adjacency = [SimplicialAdjacency(data, j) for j in range(order + 1)]
     out = SimplicialComplexData(num_nodes=ids[0].numel())
-    num_rows = data.num_simplices(order)
+    # The rows to keep of an attribute, by its first dimension, tried in turn: the
+    # k-simplices, the vertices, the edges of the graph's edge_index.
+    rows = [(data.num_simplices(order), n_id), (data.num_simplices(0), ids[0])]
+    if isinstance(data._store.get('edge_index'), Tensor):
+        edge_index, _, edge_mask = subgraph(ids[0], data.edge_index, relabel_nodes=True,
+                                            num_nodes=data.num_simplices(0),
+                                            return_edge_mask=True)
+        rows.append((data.edge_index.size(1), edge_mask.nonzero().view(-1)))
+        out.edge_index = edge_index
     for key, value in data._store.items():
         match = _PER_ORDER.fullmatch(key)
         if match is not None:
@@ -247,10 +261,8 @@ def simplicial_subcomplex(data: SimplicialComplexData, order: int, n_id: Tensor,
             elif match.group(1) == 'x' and j <= order:
                 out[key] = value.index_select(0, ids[j]) if isinstance(value, Tensor) \
                     else value
-        elif key != 'num_nodes':
-            per_simplex = isinstance(value, Tensor) and value.dim() > 0 and \
-                value.size(0) == num_rows
-            out[key] = value.index_select(0, n_id) if per_simplex else value
+        elif key not in out._store:  # edge attributes first for 'edge_*' keys, as in PyG
+            out[key] = _select_rows(value, rows[::-1] if 'edge' in key else rows)
     dtype = next((data[key].dtype for key in ('spectrum_0', 'hodge_weight_0')
                   if key in data._store), torch.get_default_dtype())
     for j in range(order + 1):
@@ -271,6 +283,16 @@ def simplicial_subcomplex(data: SimplicialComplexData, order: int, n_id: Tensor,
     for j in range(order):
         out[f'n_id_{j}'] = ids[j]
     return out
+
+
+def _select_rows(value: Any, rows: List[Tuple[int, Tensor]]) -> Any:
+    # The rows of the first (count, index) of rows whose count is value's first
+    # dimension; anything else as it is.
+    if isinstance(value, Tensor) and value.dim() > 0:
+        for count, index in rows:
+            if value.size(0) == count:
+                return value.index_select(0, index)
+    return value
 
 
 def _boundary(data: SimplicialComplexData, j: int) -> sp.csc_array:
