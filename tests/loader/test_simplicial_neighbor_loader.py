@@ -5,10 +5,12 @@ import torch
 from torch.utils.data import DistributedSampler
 
 from torch_geometric.data import Batch, Data
+from torch_geometric.utils import erdos_renyi_graph
 
 from torch_geometric_san.data import SimplicialComplexData
 from torch_geometric_san.loader import PermutationSampler, SimplicialNeighborLoader
 from torch_geometric_san.nn.models import SAN
+from torch_geometric_san.transforms import LiftToCliqueComplex
 
 
 def seeds_seen(loader):
@@ -26,6 +28,20 @@ def test_batches(planar):
         assert sum(batch.num_sampled_simplices) == batch.n_id.numel() == batch.x_1.size(0)
         assert torch.equal(batch.y, batch.n_id)
     assert torch.equal(seeds_seen(loader), torch.arange(planar.num_simplices(1)))
+
+
+def test_batches_of_a_lifted_graph_keep_its_induced_subgraph():
+    torch.manual_seed(0)
+    graph = Data(edge_index=erdos_renyi_graph(80, 0.1), num_nodes=80,
+                 pos=torch.randn(80, 2))
+    data = LiftToCliqueComplex(max_order=2)(graph)
+    loader = SimplicialNeighborLoader(data, [3, 3], order=1, batch_size=16)
+    assert loader.edge_rows is not None
+    for batch in loader:
+        assert batch.validate()
+        kept = torch.isin(data.edge_index, batch.n_id_0).all(0)
+        assert torch.equal(batch.n_id_0[batch.edge_index], data.edge_index[:, kept])
+        assert torch.equal(batch.pos, data.pos[batch.n_id_0])
 
 
 def test_input_simplices_and_shuffle(planar):

@@ -7,7 +7,8 @@ from torch_geometric.data import Data
 from torch_geometric.utils import erdos_renyi_graph, to_networkx
 
 from torch_geometric_san.data import SimplicialComplexData
-from torch_geometric_san.loader import SimplicialAdjacency, simplicial_subcomplex
+from torch_geometric_san.loader import (SimplicialAdjacency, edge_rows,
+                                        simplicial_subcomplex)
 from torch_geometric_san.transforms import LiftToCliqueComplex
 
 
@@ -74,12 +75,19 @@ def test_attributes(planar):
 def test_a_lifted_graph_keeps_its_induced_subgraph(k):
     # The graph's edge_index (kept by the lifting), its edge and vertex attributes
     # follow the kept vertices; the sub-complex validates.
+    # With the loader's index of edge_index by source, or one pass over it; a
+    # self-loop and a repeated edge are kept as given.
     torch.manual_seed(0)
-    graph = Data(edge_index=erdos_renyi_graph(60, 0.15), num_nodes=60,
-                 pos=torch.randn(60, 2))
+    graph_edges = torch.cat([erdos_renyi_graph(60, 0.15),
+                             torch.tensor([[5, 7], [5, 8]])], dim=1)
+    graph_edges = torch.cat([graph_edges, graph_edges[:, :3]], dim=1)
+    graph = Data(edge_index=graph_edges, num_nodes=60, pos=torch.randn(60, 2))
     data = LiftToCliqueComplex(max_order=2)(graph)
     data.edge_weight = torch.rand(data.edge_index.size(1))
-    sub = simplicial_subcomplex(data, k, sample(data, k, count=12))
+    n_id = sample(data, k, count=12)
+    sub = simplicial_subcomplex(data, k, n_id)
+    indexed = simplicial_subcomplex(data, k, n_id,
+                                    edge_rows=edge_rows(data.edge_index, 60))
     vertices = sub.n_id if k == 0 else sub.n_id_0
     kept = (torch.isin(data.edge_index, vertices).all(0)).nonzero().view(-1)
     assert kept.numel() > 0 and sub.validate()
@@ -87,6 +95,26 @@ def test_a_lifted_graph_keeps_its_induced_subgraph(k):
     assert torch.equal(sub.edge_weight, data.edge_weight[kept])
     assert torch.equal(sub.pos, data.pos[vertices])
     assert to_networkx(sub).number_of_nodes() == vertices.numel()
+    for key, value in sub.items():
+        assert torch.equal(indexed[key], value) if isinstance(value, torch.Tensor) \
+            else indexed[key] == value, key
+
+
+@pytest.mark.parametrize('edge_index, message', [
+    (torch.tensor([[0, 1], [1, 9]]), r"vertex ids out of \[0, 9\) \(found 0..9\)"),
+    (torch.tensor([[0, -1], [1, 2]]), r"out of \[0, 9\)"),
+    (torch.zeros(3, 2, dtype=torch.long), r"integer tensor \[2, E\]"),
+    (torch.zeros(2, 2), r"integer tensor \[2, E\]"),
+])
+def test_edge_rows_reject_a_bad_graph(edge_index, message):
+    with pytest.raises(ValueError, match=message):
+        edge_rows(edge_index, 9)
+
+
+def test_edge_rows_group_the_columns_by_source():
+    edge_index = torch.tensor([[2, 0, 2, 1, 0], [0, 1, 1, 2, 2]])
+    ptr, perm = edge_rows(edge_index, 4)
+    assert ptr.tolist() == [0, 2, 3, 5, 5] and perm.tolist() == [1, 4, 3, 0, 2]
 
 
 @pytest.mark.parametrize('k', [0, 1, 2])

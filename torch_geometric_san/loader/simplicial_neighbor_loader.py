@@ -7,7 +7,8 @@ from torch import Tensor
 from torch_geometric_san.data import SimplicialComplexData
 from torch_geometric_san.loader.simplicial_neighbor_sampler import \
     SimplicialNeighborSampler
-from torch_geometric_san.loader.utils import SimplicialAdjacency, simplicial_subcomplex
+from torch_geometric_san.loader.utils import (SimplicialAdjacency, edge_rows,
+                                              simplicial_subcomplex)
 from torch_geometric_san.utils.validation import check_int
 
 __all__ = ["PermutationSampler", "SimplicialNeighborLoader"]
@@ -131,6 +132,9 @@ class SimplicialNeighborLoader(torch.utils.data.DataLoader):
         self.simplex_sampler = SimplicialNeighborSampler(data, order, num_neighbors)
         self.adjacency = [SimplicialAdjacency(data, j) for j in range(order)] + [
             self.simplex_sampler.adjacency]
+        graph = data._store.get('edge_index')  # a lifted graph's, kept on the complex
+        self.edge_rows = (edge_rows(graph, data.num_simplices(0))
+                          if isinstance(graph, Tensor) else None)
         if (kwargs.get('shuffle') and kwargs.get('sampler') is None
                 and kwargs.get('batch_sampler') is None):
             kwargs['shuffle'] = False  # (the DataLoader refuses shuffle with a sampler)
@@ -150,7 +154,8 @@ class SimplicialNeighborLoader(torch.utils.data.DataLoader):
         """
         seeds = self.input_ids[torch.as_tensor(index, dtype=torch.long)]
         n_id, num_sampled = self.simplex_sampler.sample(seeds)
-        batch = simplicial_subcomplex(self.data, self.order, n_id, self.adjacency)
+        batch = simplicial_subcomplex(self.data, self.order, n_id, self.adjacency,
+                                      self.edge_rows)
         batch.batch_size = seeds.numel()
         batch.num_sampled_simplices = num_sampled
         return batch if self.transform is None else self.transform(batch)

@@ -8,11 +8,10 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 from torch import Tensor
-from torch_geometric.utils import subgraph
 
 from torch_geometric_san.data import SimplicialComplexData
 
-__all__ = ["SimplicialAdjacency", "simplicial_subcomplex"]
+__all__ = ["SimplicialAdjacency", "simplicial_subcomplex", "edge_rows"]
 
 #: Attributes the sub-complex builds per order; the full complex's are not copied.
 _PER_ORDER = re.compile(r'(simplices|spectrum|x|(boundary|down|up|hodge)_(index|weight))'
@@ -139,12 +138,8 @@ class SimplicialAdjacency:
             complex's :math:`\lambda_{\max}`.
         """
         m = ids.numel()
-        start = self.indptr.index_select(0, ids)
-        count = self.indptr.index_select(0, ids + 1) - start
-        total = int(count.sum())
-        first = torch.cumsum(count, 0) - count
-        pos = torch.arange(total) + torch.repeat_interleave(start - first, count,
-                                                            output_size=total)
+        pos, count = _row_positions(self.indptr, ids)
+        total = pos.numel()
         cols = self.local_ids(ids, self.indices.index_select(0, pos))
         keep = (cols >= 0).nonzero().view(-1)
         diagonal = torch.arange(m)
@@ -177,7 +172,8 @@ class SimplicialAdjacency:
 
 
 def simplicial_subcomplex(data: SimplicialComplexData, order: int, n_id: Tensor,
-                          adjacency: Optional[List[SimplicialAdjacency]] = None
+                          adjacency: Optional[List[SimplicialAdjacency]] = None,
+                          edge_rows: Optional[Tuple[Tensor, Tensor]] = None
                           ) -> SimplicialComplexData:
     r"""The sub-complex spanned by the k-simplices :obj:`n_id` of :obj:`data`
     (:math:`k` = :obj:`order`) and all their faces, relabelled, with the operators of
@@ -223,6 +219,10 @@ def simplicial_subcomplex(data: SimplicialComplexData, order: int, n_id: Tensor,
         adjacency (List[SimplicialAdjacency], optional): The adjacency of each order
             :math:`0..k` of :obj:`data`; built where missing (a loader builds them
             once).
+        edge_rows (Tuple[torch.Tensor, torch.Tensor], optional): The columns of
+            ``data.edge_index`` by source vertex, from :func:`edge_rows` (a loader
+            builds it once), so that the induced subgraph costs in proportion to the
+            kept vertices' edges; :obj:`None`: one pass over all of ``edge_index``.
 
     Returns:
         SimplicialComplexData: The sub-complex of order :math:`k`, with ``n_id``
@@ -247,11 +247,18 @@ def simplicial_subcomplex(data: SimplicialComplexData, order: int, n_id: Tensor,
     # k-simplices, the vertices, the edges of the graph's edge_index.
     rows = [(data.num_simplices(order), n_id), (data.num_simplices(0), ids[0])]
     if isinstance(data._store.get('edge_index'), Tensor):
-        edge_index, _, edge_mask = subgraph(ids[0], data.edge_index, relabel_nodes=True,
-                                            num_nodes=data.num_simplices(0),
-                                            return_edge_mask=True)
-        rows.append((data.edge_index.size(1), edge_mask.nonzero().view(-1)))
-        out.edge_index = edge_index
+        edge_index = data.edge_index
+        if edge_rows is None:  # the columns whose two ends are kept, in one pass
+            _check_edge_index(edge_index, data.num_simplices(0))
+            kept = (adjacency[0].local_ids(ids[0], edge_index) >= 0).all(0)
+            kept = kept.nonzero().view(-1)
+        else:  # the columns out of the kept vertices whose targets are kept
+            ptr, perm = edge_rows
+            pos = perm.index_select(0, _row_positions(ptr, ids[0])[0])
+            kept = adjacency[0].local_ids(ids[0], edge_index[1].index_select(0, pos))
+            kept = pos.index_select(0, (kept >= 0).nonzero().view(-1)).sort().values
+        out.edge_index = adjacency[0].local_ids(ids[0], edge_index.index_select(1, kept))
+        rows.append((edge_index.size(1), kept))
     for key, value in data._store.items():
         match = _PER_ORDER.fullmatch(key)
         if match is not None:
@@ -283,6 +290,51 @@ def simplicial_subcomplex(data: SimplicialComplexData, order: int, n_id: Tensor,
     for j in range(order):
         out[f'n_id_{j}'] = ids[j]
     return out
+
+
+def edge_rows(edge_index: Tensor, num_nodes: int) -> Tuple[Tensor, Tensor]:
+    r"""The columns of a graph's :obj:`edge_index` grouped by source vertex, for
+    :func:`simplicial_subcomplex`: built once, they let it find the edges between
+    the kept vertices in proportion to their number of edges.
+
+    Args:
+        edge_index (torch.Tensor): The graph :obj:`[2, E]` (kept by a lifting).
+        num_nodes (int): The number of vertices.
+
+    Returns:
+        (torch.Tensor, torch.Tensor): :obj:`ptr` :obj:`[num_nodes + 1]` and
+        :obj:`perm` :obj:`[E]`: the columns out of vertex :math:`v` are
+        :obj:`perm[ptr[v]:ptr[v + 1]]`, ascending.
+
+    Raises:
+        ValueError: Vertex ids out of :math:`[0, \text{num_nodes})`.
+    """
+    _check_edge_index(edge_index, num_nodes)
+    source = edge_index[0].long()
+    ptr = torch.zeros(num_nodes + 1, dtype=torch.long)
+    ptr[1:] = torch.cumsum(torch.bincount(source, minlength=num_nodes), 0)
+    return ptr, torch.argsort(source, stable=True)
+
+
+def _check_edge_index(edge_index: Tensor, num_nodes: int) -> None:
+    if edge_index.dim() != 2 or edge_index.size(0) != 2 or edge_index.is_floating_point():
+        raise ValueError(f"edge_index must be an integer tensor [2, E], got "
+                         f"{edge_index.dtype} of shape {list(edge_index.shape)}")
+    if edge_index.numel() and (int(edge_index.min()) < 0 or
+                               int(edge_index.max()) >= num_nodes):
+        raise ValueError(f"edge_index holds vertex ids out of [0, {num_nodes}) "
+                         f"(found {int(edge_index.min())}..{int(edge_index.max())})")
+
+
+def _row_positions(indptr: Tensor, ids: Tensor) -> Tuple[Tensor, Tensor]:
+    # The positions indptr[i] .. indptr[i + 1] - 1 of every row i of ids, one row
+    # after the other, and the count of each row.
+    start = indptr.index_select(0, ids)
+    count = indptr.index_select(0, ids + 1) - start
+    total = int(count.sum())
+    first = torch.cumsum(count, 0) - count
+    return torch.arange(total) + torch.repeat_interleave(start - first, count,
+                                                         output_size=total), count
 
 
 def _select_rows(value: Any, rows: List[Tuple[int, Tensor]]) -> Any:
