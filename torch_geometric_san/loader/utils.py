@@ -10,6 +10,7 @@ import torch
 from torch import Tensor
 
 from torch_geometric_san.data import SimplicialComplexData
+from torch_geometric_san.utils.validation import check_edge_index
 
 __all__ = ["SimplicialAdjacency", "simplicial_subcomplex", "edge_rows"]
 
@@ -173,7 +174,7 @@ class SimplicialAdjacency:
 
 def simplicial_subcomplex(data: SimplicialComplexData, order: int, n_id: Tensor,
                           adjacency: Optional[List[SimplicialAdjacency]] = None,
-                          edge_rows: Optional[Tuple[Tensor, Tensor]] = None
+                          graph_rows: Optional[Tuple[Tensor, Tensor]] = None
                           ) -> SimplicialComplexData:
     r"""The sub-complex spanned by the k-simplices :obj:`n_id` of :obj:`data`
     (:math:`k` = :obj:`order`) and all their faces, relabelled, with the operators of
@@ -219,10 +220,10 @@ def simplicial_subcomplex(data: SimplicialComplexData, order: int, n_id: Tensor,
         adjacency (List[SimplicialAdjacency], optional): The adjacency of each order
             :math:`0..k` of :obj:`data`; built where missing (a loader builds them
             once).
-        edge_rows (Tuple[torch.Tensor, torch.Tensor], optional): The columns of
-            ``data.edge_index`` by source vertex, from :func:`edge_rows` (a loader
-            builds it once), so that the induced subgraph costs in proportion to the
-            kept vertices' edges; :obj:`None`: one pass over all of ``edge_index``.
+        graph_rows (Tuple[torch.Tensor, torch.Tensor], optional): The columns of
+            ``data.edge_index`` by source vertex, :func:`edge_rows`, so that the
+            induced subgraph costs in proportion to the kept vertices' edges; built
+            where missing (a loader builds it once).
 
     Returns:
         SimplicialComplexData: The sub-complex of order :math:`k`, with ``n_id``
@@ -248,15 +249,13 @@ def simplicial_subcomplex(data: SimplicialComplexData, order: int, n_id: Tensor,
     rows = [(data.num_simplices(order), n_id), (data.num_simplices(0), ids[0])]
     if isinstance(data._store.get('edge_index'), Tensor):
         edge_index = data.edge_index
-        if edge_rows is None:  # the columns whose two ends are kept, in one pass
-            _check_edge_index(edge_index, data.num_simplices(0))
-            kept = (adjacency[0].local_ids(ids[0], edge_index) >= 0).all(0)
-            kept = kept.nonzero().view(-1)
-        else:  # the columns out of the kept vertices whose targets are kept
-            ptr, perm = edge_rows
-            pos = perm.index_select(0, _row_positions(ptr, ids[0])[0])
-            kept = adjacency[0].local_ids(ids[0], edge_index[1].index_select(0, pos))
-            kept = pos.index_select(0, (kept >= 0).nonzero().view(-1)).sort().values
+        if graph_rows is None:
+            graph_rows = edge_rows(edge_index, data.num_simplices(0))
+        # the columns out of the kept vertices whose targets are kept, ascending
+        ptr, perm = graph_rows
+        pos = perm.index_select(0, _row_positions(ptr, ids[0])[0])
+        kept = adjacency[0].local_ids(ids[0], edge_index[1].index_select(0, pos))
+        kept = pos.index_select(0, (kept >= 0).nonzero().view(-1)).sort().values
         out.edge_index = adjacency[0].local_ids(ids[0], edge_index.index_select(1, kept))
         rows.append((edge_index.size(1), kept))
     for key, value in data._store.items():
@@ -307,23 +306,14 @@ def edge_rows(edge_index: Tensor, num_nodes: int) -> Tuple[Tensor, Tensor]:
         :obj:`perm[ptr[v]:ptr[v + 1]]`, ascending.
 
     Raises:
-        ValueError: Vertex ids out of :math:`[0, \text{num_nodes})`.
+        TypeError: If :obj:`edge_index` is not a tensor of integers.
+        ValueError: If it is not :obj:`[2, E]` or holds ids out of
+            :math:`[0, \text{num_nodes})`.
     """
-    _check_edge_index(edge_index, num_nodes)
-    source = edge_index[0].long()
+    source = check_edge_index(edge_index, num_nodes)[0].long()
     ptr = torch.zeros(num_nodes + 1, dtype=torch.long)
     ptr[1:] = torch.cumsum(torch.bincount(source, minlength=num_nodes), 0)
     return ptr, torch.argsort(source, stable=True)
-
-
-def _check_edge_index(edge_index: Tensor, num_nodes: int) -> None:
-    if edge_index.dim() != 2 or edge_index.size(0) != 2 or edge_index.is_floating_point():
-        raise ValueError(f"edge_index must be an integer tensor [2, E], got "
-                         f"{edge_index.dtype} of shape {list(edge_index.shape)}")
-    if edge_index.numel() and (int(edge_index.min()) < 0 or
-                               int(edge_index.max()) >= num_nodes):
-        raise ValueError(f"edge_index holds vertex ids out of [0, {num_nodes}) "
-                         f"(found {int(edge_index.min())}..{int(edge_index.max())})")
 
 
 def _row_positions(indptr: Tensor, ids: Tensor) -> Tuple[Tensor, Tensor]:

@@ -9,7 +9,7 @@ from torch_geometric.data import Data
 
 from torch_geometric_san.data import SimplicialComplexData, algebra
 from torch_geometric_san.transforms._lifting import _as_column, _Lifting
-from torch_geometric_san.utils.validation import check_num_nodes
+from torch_geometric_san.utils.validation import check_edge_index, check_num_nodes
 
 #: The ways ``edge_attr`` is lifted.
 EDGE_ATTRS = ('flow', 'feature')
@@ -115,7 +115,8 @@ class LiftToCliqueComplex(_Lifting):
                              "data.num_nodes")
         check_num_nodes(num_nodes)
         edge_index = (np.empty((2, 0), dtype=np.int64) if data.edge_index is None else
-                      _check_edge_index(data.edge_index, num_nodes))
+                      check_edge_index(data.edge_index, num_nodes).detach().cpu().numpy()
+                      .astype(np.int64))
         src, dst = edge_index
         keep = src != dst
         low, high = np.minimum(src, dst)[keep], np.maximum(src, dst)[keep]
@@ -171,20 +172,3 @@ def _cliques(low: np.ndarray, high: np.ndarray, num_nodes: int,
                       np.zeros(len(keys)))
     tree.expansion(max_order)
     return algebra.simplex_tree_to_arrays(tree, max_order, copy=False)[1:]
-
-
-def _check_edge_index(edge_index: Any, num_nodes: int) -> np.ndarray:
-    if not isinstance(edge_index, Tensor):
-        raise TypeError(f"edge_index must be a tensor, not {type(edge_index).__name__}")
-    if edge_index.is_floating_point() or edge_index.is_complex() or \
-            edge_index.dtype == torch.bool:
-        raise TypeError(f"edge_index must hold integers, got {edge_index.dtype}")
-    if edge_index.dim() != 2 or edge_index.size(0) != 2:
-        raise ValueError(f"edge_index must have shape [2, num_edges], got "
-                         f"{list(edge_index.shape)}")
-    out = edge_index.detach().cpu().numpy().astype(np.int64)
-    if out.size and (out.min() < 0 or out.max() >= num_nodes):
-        bad = out[(out < 0) | (out >= num_nodes)][0]
-        raise ValueError(f"edge_index holds node {bad}, out of range for "
-                         f"{num_nodes} nodes")
-    return out

@@ -189,3 +189,33 @@ def check_num_nodes(num_nodes: Any) -> int:
             f"GiB): vertex ids are node indices 0..num_nodes - 1, so renumber them "
             f"consecutively, e.g. with numpy.unique(ids, return_inverse=True)")
     return num_nodes
+
+
+def check_edge_index(edge_index: Any, num_nodes: int) -> torch.Tensor:
+    r"""Checks a graph's :obj:`edge_index`: an integer tensor :math:`[2, E]` of
+    vertex ids in :math:`[0, \text{num_nodes})`.
+
+    Args:
+        edge_index (Any): The argument.
+        num_nodes (int): The number of vertices.
+
+    Returns:
+        torch.Tensor: :obj:`edge_index`.
+
+    Raises:
+        TypeError: If it is not a tensor of integers.
+        ValueError: If its shape is not :math:`[2, E]` or an id is out of range.
+    """
+    if not isinstance(edge_index, torch.Tensor):
+        raise TypeError(f"edge_index must be a tensor, not {type(edge_index).__name__}")
+    if edge_index.is_floating_point() or edge_index.is_complex() or \
+            edge_index.dtype == torch.bool:
+        raise TypeError(f"edge_index must hold integers, got {edge_index.dtype}")
+    if edge_index.dim() != 2 or edge_index.size(0) != 2:
+        raise ValueError(f"edge_index must have shape [2, num_edges], got "
+                         f"{list(edge_index.shape)}")
+    outside = (edge_index < 0) | (edge_index >= num_nodes)
+    if bool(outside.any()):
+        raise ValueError(f"edge_index holds node {int(edge_index[outside][0])}, out of "
+                         f"range for {num_nodes} nodes")
+    return edge_index
