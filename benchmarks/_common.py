@@ -421,11 +421,14 @@ class RunLog:
 
 def git_commit() -> Optional[str]:
     """The repository's commit (short hash, ``+changes`` when the tree
-    differs from it), or :obj:`None` outside a git checkout."""
+    differs from it outside ``docs/``), or :obj:`None` outside a git checkout.
+    Changes under ``docs/`` do not count: no benchmark reads them, and the
+    results page an earlier invocation wrote (e.g. before a ``--resume``) is one."""
+    status = ['status', '--porcelain', '-uno', '--', '.', ':(exclude)docs']
     try:
         run = [subprocess.run(['git', *cmd], cwd=REPO, capture_output=True, text=True,
                               timeout=30) for cmd in (['rev-parse', '--short', 'HEAD'],
-                                                      ['status', '--porcelain', '-uno'])]
+                                                      status)]
     except (OSError, subprocess.SubprocessError):
         return None
     if run[0].returncode != 0:

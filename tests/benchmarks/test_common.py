@@ -1,4 +1,5 @@
 import shlex
+import subprocess
 import sys
 
 import pytest
@@ -152,6 +153,27 @@ def test_run_log_resumes(common, tmp_path):
     assert [s['command'] for s in resumed.sessions] == ['cmd 1', 'cmd 2']
     assert resumed.data_time() == {'synthetic': 2.0}
     assert not common.RunLog(str(path), False, 'cmd 3', 'cpu', {}).runs
+
+
+def test_git_commit_marks_changes_outside_docs(common, monkeypatch, tmp_path):
+    # The results page an earlier invocation wrote is no change of the code
+    # measured; any other tracked change is.
+    def git(*args):
+        subprocess.run(['git', *args], cwd=tmp_path, check=True, capture_output=True)
+
+    git('init', '-q')
+    (tmp_path / 'docs').mkdir()
+    for path in ('docs/results.md', 'code.py'):
+        (tmp_path / path).write_text('a\n')
+    git('add', '.')
+    git('-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-q', '-m', 'c')
+    monkeypatch.setattr(common, 'REPO', tmp_path)
+    head = common.git_commit()
+    assert head and '+' not in head
+    (tmp_path / 'docs' / 'results.md').write_text('b\n')
+    assert common.git_commit() == head
+    (tmp_path / 'code.py').write_text('b\n')
+    assert common.git_commit() == head + '+changes'
 
 
 def test_commands_on_the_results_page_run_as_copied(common, monkeypatch):
