@@ -115,6 +115,47 @@ def test_bad_toponetx_input():
     complex.set_simplex_attributes({(0, 1): 1.0}, name='x')
     with pytest.raises(ValueError, match="on some 1-simplices but not on"):
         SimplicialComplexData.from_toponetx(complex)
+    with pytest.raises(TypeError, match="order must be an int"):
+        SimplicialComplexData.from_toponetx(complex, signal=None, order=1.5)
+    # TopoNetX cannot sort labels of mixed types (nor can it number them).
+    with pytest.raises(TypeError, match="labels must be sortable.*got int, str"):
+        SimplicialComplexData.from_toponetx(tnx.SimplicialComplex([(1, 2), ('a', 'b')]))
+    for values, error, match in (({0: 'u', 1: 'v', 2: 'w'}, TypeError, "must be numbers"),
+                                 ({0: None, 1: None, 2: None}, TypeError, "must be numbers"),
+                                 ({0: [1.0, 2.0], 1: [1.0], 2: [3.0, 4.0]}, ValueError,
+                                  "needs rows of one shape")):
+        complex = tnx.SimplicialComplex([(0, 1), (1, 2)])
+        complex.set_simplex_attributes({(v, ): x for v, x in values.items()}, name='x')
+        with pytest.raises(error, match=f"attribute 'x' of the 0-simplices {match}"):
+            SimplicialComplexData.from_toponetx(complex)
+
+
+@pytest.mark.parametrize('export', [
+    pytest.param(lambda data: data.to_toponetx(), marks=needs_toponetx),
+    pytest.param(lambda data: data.to_toponetx(oriented=False), marks=needs_toponetx),
+    lambda data: data.to_networkx(),
+])
+def test_exports_refuse_a_signal_of_the_wrong_length(export):
+    # Too few rows would otherwise leave simplices without the attribute (zip
+    # stops at the shorter side).
+    data = lifted(1)
+    for rows in (data.num_simplices(1) - 1, data.num_simplices(1) + 1):
+        data.x_1 = torch.randn(rows, 2)
+        with pytest.raises(ValueError, match=r"'x_1' needs one row per 1-simplex"):
+            export(data)
+
+
+@needs_toponetx
+def test_bfloat16_signals_export_as_float32():
+    # NumPy has no bfloat16; float32 holds every bfloat16 value exactly.
+    data = lifted(2)
+    data.x_1 = data.x_1.bfloat16()
+    values = data.to_toponetx(oriented=False).get_simplex_attributes('x', 1)
+    key = tuple(data.simplices_1[0].tolist())
+    assert values[key].dtype == np.float32
+    np.testing.assert_array_equal(values[key], data.x_1[0].float().numpy())
+    edge = data.to_networkx().edges[key]['x']
+    np.testing.assert_array_equal(edge, data.x_1[0].float().numpy())
 
 
 def test_to_networkx_of_the_one_skeleton():

@@ -14,6 +14,7 @@ import torch
 from torch import Tensor
 
 from torch_geometric_san.data import algebra
+from torch_geometric_san.utils.validation import check_int
 
 
 def _import_toponetx() -> Any:
@@ -34,12 +35,10 @@ def _from_toponetx(cls: type, complex: Any, signal: Optional[str], order: Option
     if not isinstance(complex, tnx.SimplicialComplex):
         raise TypeError(f"complex must be a toponetx.SimplicialComplex, not "
                         f"{type(complex).__name__}")
-    # TopoNetX sorts the labels of its simplices, so they are comparable.
-    labels = sorted(s.elements[0] for s in complex.skeleton(0)) if complex.shape else []
+    labels = _sorted_labels(complex)
     index = {label: i for i, label in enumerate(labels)}
     top = complex.dim if complex.shape else -1  # -1: no simplex at all
-    if order is None:
-        order = max(top, 0)
+    order = max(top, 0) if order is None else check_int(order, 'order', minimum=0)
     simplices, features = [], {}
     for k in range(0, min(top, order) + 1):
         skeleton = complex.skeleton(k)
@@ -58,6 +57,18 @@ def _from_toponetx(cls: type, complex: Any, signal: Optional[str], order: Option
                               **features)
 
 
+def _sorted_labels(complex: Any) -> List[Any]:
+    r"""The node labels of a TopoNetX complex, sorted (they become the vertex ids)."""
+    if not complex.shape:
+        return []
+    try:  # TopoNetX sorts the simplices of a skeleton itself
+        return sorted(s.elements[0] for s in complex.skeleton(0))
+    except TypeError as error:  # e.g. int and str labels in one complex
+        kinds = sorted({type(label).__name__ for node in complex.nodes for label in node})
+        raise TypeError(f"the node labels must be sortable to number the vertices "
+                        f"(e.g. all int or all str), got {', '.join(kinds)}") from error
+
+
 def _signal_rows(values: Dict[Any, Any], skeleton: List[Any], signal: str,
                  k: int) -> Tensor:
     keys = [s.elements for s in skeleton]
@@ -65,7 +76,14 @@ def _signal_rows(values: Dict[Any, Any], skeleton: List[Any], signal: str,
     if missing:
         raise ValueError(f"the attribute '{signal}' is set on some {k}-simplices but "
                          f"not on {missing[0]}; set it on all or none of them")
-    rows = torch.as_tensor(np.asarray([np.asarray(values[key]) for key in keys]))
+    what = f"the attribute '{signal}' of the {k}-simplices"
+    try:
+        rows = np.asarray([np.asarray(values[key]) for key in keys])
+    except ValueError as error:  # rows of different lengths
+        raise ValueError(f"{what} needs rows of one shape") from error
+    if rows.dtype.kind not in 'biufc':  # bool, integer, floating or complex
+        raise TypeError(f"{what} must be numbers, got {type(values[keys[0]]).__name__}")
+    rows = torch.as_tensor(rows)
     return rows.view(-1, 1) if rows.dim() == 1 else rows
 
 
@@ -83,6 +101,21 @@ def _orientations(data: Any, k: int) -> np.ndarray:
     return np.sign(stored[first] * canonical.data[first]) * below
 
 
+def _signal(data: Any, k: int) -> Optional[Tensor]:
+    r"""The signal ``x_k`` of :obj:`data` on the CPU (None where absent), one row
+    per k-simplex; bfloat16, which NumPy lacks, as float32."""
+    x = data[f'x_{k}'] if f'x_{k}' in data else None
+    if x is None:
+        return None
+    count = data.num_nodes if k == 0 else data[f'simplices_{k}'].size(0)
+    if not isinstance(x, Tensor) or x.dim() == 0 or x.size(0) != count:
+        shape = list(x.shape) if isinstance(x, Tensor) else type(x).__name__
+        raise ValueError(f"'x_{k}' needs one row per {k}-simplex, {count} (found "
+                         f"{shape})")
+    x = x.detach().cpu()
+    return x.float() if x.dtype == torch.bfloat16 else x
+
+
 def _simplex_rows(data: Any, k: int) -> np.ndarray:
     if k == 0:
         return np.arange(data.num_nodes)[:, None]
@@ -97,9 +130,9 @@ def _to_toponetx(data: Any, signal: Optional[str], oriented: bool) -> Any:
     if signal is None:
         return complex
     for k in range(data.order + 1):
-        if f'x_{k}' not in data or data[f'x_{k}'] is None:
+        x = _signal(data, k)
+        if x is None:
             continue
-        x = data[f'x_{k}'].detach().cpu()
         if oriented:
             sign = torch.from_numpy(_orientations(data, k)).to(x.dtype)
             x = x * sign.view(-1, *([1] * (x.dim() - 1)))
@@ -118,7 +151,7 @@ def _to_networkx(data: Any, signal: Optional[str]) -> Any:
         for k, set_attributes, keys in (
                 (0, nx.set_node_attributes, range(data.num_nodes)),
                 (1, nx.set_edge_attributes, map(tuple, edges))):
-            if data.order >= k and f'x_{k}' in data and data[f'x_{k}'] is not None:
-                values = data[f'x_{k}'].detach().cpu().numpy()
-                set_attributes(graph, dict(zip(keys, values)), name=signal)
+            x = _signal(data, k) if data.order >= k else None
+            if x is not None:
+                set_attributes(graph, dict(zip(keys, x.numpy())), name=signal)
     return graph

@@ -355,8 +355,11 @@ class SimplicialComplexData(Data):
 
         Raises:
             ImportError: If TopoNetX is not installed.
-            TypeError: If :obj:`complex` is not a TopoNetX simplicial complex.
-            ValueError: If :obj:`signal` is set on only some simplices of an order.
+            TypeError: If :obj:`complex` is not a TopoNetX simplicial complex, its
+                node labels cannot be sorted (e.g. ints and strings mixed), or
+                :obj:`signal` holds other values than numbers.
+            ValueError: If :obj:`signal` is set on only some simplices of an order,
+                or its values of one order differ in shape.
         """
         return _interop._from_toponetx(cls, complex, signal, order, dtype)
 
@@ -366,7 +369,8 @@ class SimplicialComplexData(Data):
         repository), with vertex labels ``0..N_0 - 1``.
 
         What TopoNetX holds is kept: the simplices, and the signals ``x_k`` as the
-        simplex attribute :obj:`signal` (one NumPy row per simplex). TopoNetX orients
+        simplex attribute :obj:`signal` (one NumPy row per simplex; bfloat16, which
+        NumPy lacks, as float32). TopoNetX orients
         every simplex by its ascending vertex ids; a complex built by
         :meth:`from_incidence` may orient some simplices the other way, and with
         :obj:`oriented` their signal rows are negated so that they mean the same in
@@ -388,6 +392,7 @@ class SimplicialComplexData(Data):
 
         Raises:
             ImportError: If TopoNetX is not installed.
+            ValueError: If a signal ``x_k`` has not one row per k-simplex.
         """
         return _interop._to_toponetx(self, signal, oriented)
 
@@ -404,6 +409,9 @@ class SimplicialComplexData(Data):
 
         Returns:
             networkx.Graph: A new undirected graph.
+
+        Raises:
+            ValueError: If ``x_0`` or ``x_1`` has not one row per simplex.
         """
         return _interop._to_networkx(self, signal)
 
