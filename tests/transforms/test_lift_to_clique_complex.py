@@ -212,6 +212,16 @@ def test_rejects_non_data():
         LiftToCliqueComplex()(torch.zeros(2, 3))
 
 
+def test_rejects_a_complex_lifted_already():
+    # e.g. a lifting given as both pre_transform and transform of a dataset
+    graph = Data(x=torch.ones(3, 1), edge_index=torch.tensor([[0, 0, 1], [1, 2, 2]]))
+    data = LiftToCliqueComplex()(graph)
+    with pytest.raises(TypeError, match="lifted already.*Data\\(x=data.x_0"):
+        LiftToCliqueComplex()(data)
+    again = LiftToCliqueComplex()(Data(x=data.x_0, edge_index=data.edge_index))
+    assert torch.equal(again.simplices_2, data.simplices_2)
+
+
 def test_padding_to_a_high_order_is_linear():
     # 2,000 orders took 30 s when every padded order cost time in proportion to its
     # order (and every accessor scanned all keys); now about 1 s.

@@ -146,6 +146,8 @@ def test_repr():
     (Data(pos=torch.tensor([[0., float('nan')]])), ValueError, "NaN or infinite"),
     (Data(pos=SQUARE, x=torch.ones(3, 1)), ValueError, "x_0 has 3 rows"),
     (torch.ones(3, 2), TypeError, "expects a torch_geometric.data.Data"),
+    (LiftToRipsComplex(max_edge_length=1.5)(Data(pos=SQUARE)), TypeError,
+     "lifted already"),
 ])
 @pytest.mark.parametrize('name', LIFTS)
 def test_bad_input(name, data, error, pattern):

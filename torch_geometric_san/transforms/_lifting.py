@@ -40,6 +40,10 @@ class _Lifting(BaseTransform):
         if not isinstance(data, Data):
             raise TypeError(f"{self.__class__.__name__} expects a "
                             f"torch_geometric.data.Data, not {type(data).__name__}")
+        if isinstance(data, SimplicialComplexData):  # e.g. as pre_transform and transform
+            raise TypeError(f"{self.__class__.__name__} got a SimplicialComplexData, "
+                            f"which is lifted already; to lift its graph again, pass "
+                            f"Data(x=data.x_0, edge_index=data.edge_index, ...)")
 
     def _complex(self, data: Data, simplices: Sequence[np.ndarray], num_nodes: int,
                  consumed: Sequence[str], **features: Any) -> SimplicialComplexData:
