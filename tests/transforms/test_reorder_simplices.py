@@ -1,3 +1,5 @@
+import warnings
+
 import numpy as np
 import pytest
 import scipy.spatial
@@ -108,8 +110,48 @@ def test_features_and_attributes_move_with_their_simplices():
     for key, value in before.items():
         assert torch.equal(after[key], value) if torch.is_tensor(value) else \
             after[key] == value
-    # Without attrs, other attributes are copied unchanged.
-    assert torch.equal(ReorderSimplices()(data).edge_mask, data.edge_mask)
+    # Without attrs, an attribute of N_1 rows (and of no other order's length)
+    # moves too, as PyG's transforms move node attributes by their size.
+    assert torch.equal(ReorderSimplices()(data).edge_mask, out.edge_mask)
+
+
+def test_labels_and_masks_of_the_citation_dataset_move_with_their_simplices():
+    # The dataset's items hold y, train_mask and test_mask per k-simplex: before,
+    # only x_k moved unless attrs named them, so training read other simplices'
+    # labels.
+    data = delaunay()
+    n = data.num_simplices(2)
+    data.y = torch.arange(n, dtype=torch.float64).view(-1, 1)
+    data.train_mask = torch.arange(n) % 3 > 0
+    data.test_mask = ~data.train_mask
+    data.x_2 = torch.where(data.train_mask.view(-1, 1), data.y, -1.0)
+    out, perms = reorder_simplices(data)
+    assert not torch.equal(perms[2], torch.arange(n))
+    for key in ('y', 'train_mask', 'test_mask', 'x_2'):
+        assert torch.equal(out[key], data[key][perms[2]])
+    assert torch.equal(out.x_2[out.train_mask], out.y[out.train_mask])
+
+
+def test_an_attribute_of_an_ambiguous_length_is_copied_with_a_warning():
+    # A cycle has as many edges as vertices: pos could be either; attrs settles it.
+    cycle = sorted(sorted((i, (i + 1) % 7)) for i in range(7))
+    data = SimplicialComplexData.from_simplices(cycle)
+    data.pos = torch.randn(7, 2)
+    with pytest.warns(UserWarning, match=r"copies 'pos' unchanged: its 7 rows "
+                                         r"match N_0 and N_1; .*attrs=\{'pos': 1\}"):
+        out, perms = reorder_simplices(data)
+    assert torch.equal(out.pos, data.pos)
+    assert not torch.equal(perms[1], torch.arange(7))
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        assert torch.equal(ReorderSimplices({'pos': 0})(data).pos, data.pos)
+        assert torch.equal(ReorderSimplices({'pos': 1})(data).pos, data.pos[perms[1]])
+    # For keys naming edges, the columns of a kept graph edge_index count too.
+    graph = Data(edge_index=torch.tensor(cycle).t(), num_nodes=7,
+                 edge_weight=torch.rand(7))
+    lifted = LiftToCliqueComplex(max_order=1)(graph)
+    with pytest.warns(UserWarning, match="'edge_weight' unchanged.*edge_index's"):
+        assert torch.equal(ReorderSimplices()(lifted).edge_weight, graph.edge_weight)
 
 
 def test_hodge_index_keeps_sharing_the_up_or_down_index():
@@ -181,8 +223,8 @@ def test_bad_input():
         ReorderSimplices()(Data(num_nodes=3))
     with pytest.raises(TypeError, match='attrs must be a dict'):
         ReorderSimplices(attrs=['edge_mask'])
-    with pytest.raises(ValueError, match=r"'pos' \(order-0 .* must be at least 1"):
-        ReorderSimplices(attrs={'pos': 0})
+    with pytest.raises(ValueError, match=r"'pos' \(0: copied\) must be at least 0"):
+        ReorderSimplices(attrs={'pos': -1})
     with pytest.raises(ValueError, match="'edge_mask' must be a tensor with N_2"):
         ReorderSimplices(attrs={'edge_mask': 2})(data)
     with pytest.raises(ValueError, match="'missing' must be a tensor"):

@@ -1,5 +1,6 @@
 r"""Renumbering the simplices of a complex along a locality order."""
 import copy
+import warnings
 from typing import Dict, List, Optional, Tuple
 
 import numpy as np
@@ -11,6 +12,7 @@ from torch_geometric.data import Batch
 from torch_geometric.transforms import BaseTransform
 
 from torch_geometric_san.data import SimplicialComplexData
+from torch_geometric_san.data.simplicial_complex_data import _COMPUTED, _FEATURE
 from torch_geometric_san.utils.validation import check_int
 
 
@@ -40,16 +42,26 @@ class ReorderSimplices(BaseTransform):
     the permuted outputs. Nodes are not renumbered (that would change the
     orientations); order-0 attributes are copied.
 
-    Rows of ``simplices_k``, ``x_k`` and of the attributes named in
-    :obj:`attrs` move with their simplices; every other attribute is copied
-    unchanged. The input is not modified. Apply the transform to single
-    complexes, before batching. :func:`reorder_simplices` also returns the
-    permutations.
+    Rows of ``simplices_k`` and ``x_k`` move with their simplices, and so do
+    those of every other tensor whose first dimension is :math:`N_k` for one
+    order :math:`k \geq 1` only (labels and masks, e.g. the ``y``,
+    ``train_mask`` and ``test_mask`` of
+    :class:`~torch_geometric_san.datasets.CitationComplexDataset`), as PyG's
+    transforms move node attributes by their size. An attribute whose length is
+    that of several orders (including the vertices, e.g. ``pos`` of a cycle,
+    which has as many edges as vertices), or, for a key containing ``edge``,
+    also the number of columns of a kept graph ``edge_index``, is ambiguous: it
+    is copied unchanged with a warning, and :obj:`attrs` settles it. Every other
+    attribute is copied unchanged. The input is not modified. Apply the
+    transform to single complexes, before batching. :func:`reorder_simplices`
+    also returns the permutations.
 
     Args:
-        attrs (Dict[str, int], optional): Further per-simplex attributes to
-            permute, mapped to their order :math:`k \geq 1` (first dimension
-            :math:`N_k`), e.g. :obj:`{'train_mask': 1}`. (default: :obj:`None`)
+        attrs (Dict[str, int], optional): The order of attributes whose first
+            dimension alone does not tell it: :math:`k \geq 1` moves the
+            attribute with the k-simplices (first dimension :math:`N_k`), e.g.
+            :obj:`{'train_mask': 1}`; :obj:`0` copies it (vertex attributes).
+            (default: :obj:`None`)
 
     Example:
         >>> from torch_geometric_san.data import SimplicialComplexData
@@ -83,8 +95,8 @@ def reorder_simplices(
     Args:
         data (SimplicialComplexData): A single complex (not a batch); not
             modified.
-        attrs (Dict[str, int], optional): Further per-simplex attributes to
-            permute, mapped to their order. (default: :obj:`None`)
+        attrs (Dict[str, int], optional): The order of attributes whose first
+            dimension alone does not tell it (0: copied). (default: :obj:`None`)
 
     Returns:
         (SimplicialComplexData, List[torch.Tensor]): The renumbered complex and
@@ -150,12 +162,47 @@ def reorder_simplices(
                 done[id(index)] = (new, sort)
             out[key], sort = done[id(index)]
             out[f'{name}_weight_{k}'] = data[f'{name}_weight_{k}'][sort]
-    features = {f'x_{k}': k for k in range(1, order + 1)
-                if getattr(data, f'x_{k}', None) is not None}
-    for key, k in dict(features, **attrs).items():
+    for key, k in _moved_attrs(data, counts, attrs).items():
         value = data[key]
         out[key] = value[perms[k].to(value.device)]
     return out, perms
+
+
+def _moved_attrs(data: SimplicialComplexData, counts: List[int],
+                 attrs: Dict[str, int]) -> Dict[str, int]:
+    # The attributes besides simplices_k and the operators that move with the
+    # k-simplices, mapped to k: the features x_k, those attrs names with k >= 1,
+    # and every other tensor concatenated along its first dimension (PyG's
+    # __cat_dim__; not index tensors) whose length is N_k of one order k >= 1
+    # only. A length also found elsewhere is ambiguous (warned, copied); a length
+    # of 0 or 1 needs no move.
+    moved = {key: k for key, k in attrs.items() if k > 0}
+    edge_index = data._store.get('edge_index')
+    num_edges = edge_index.size(1) if isinstance(edge_index, Tensor) and \
+        edge_index.dim() == 2 else None
+    for key, value in data._store.items():
+        feature = _FEATURE.fullmatch(key)
+        if feature is not None:
+            if value is not None and 1 <= int(feature.group(1)) < len(counts):
+                moved[key] = int(feature.group(1))
+            continue
+        if key in attrs or _COMPUTED.fullmatch(key) or not isinstance(value, Tensor) \
+                or value.dim() == 0 or value.size(0) <= 1 or \
+                data.__cat_dim__(key, value) != 0:
+            continue
+        orders = [k for k, count in enumerate(counts) if count == value.size(0)]
+        if not any(orders):  # no order k >= 1
+            continue
+        if len(orders) == 1 and not (num_edges == value.size(0) and 'edge' in key):
+            moved[key] = orders[0]
+            continue
+        places = [f'N_{k}' for k in orders] + (
+            ["edge_index's columns"] if num_edges == value.size(0) else [])
+        warnings.warn(f"ReorderSimplices copies '{key}' unchanged: its "
+                      f"{value.size(0)} rows match {' and '.join(places)}; name its "
+                      f"order in attrs (e.g. attrs={{'{key}': {orders[-1]}}}, or 0 "
+                      f"to copy it) to settle it")
+    return moved
 
 
 def _check_attrs(attrs: Optional[Dict[str, int]]) -> Dict[str, int]:
@@ -167,8 +214,7 @@ def _check_attrs(attrs: Optional[Dict[str, int]]) -> Dict[str, int]:
     for key, k in attrs.items():
         if not isinstance(key, str):
             raise TypeError(f"attrs keys must be attribute names, got {key!r}")
-        check_int(k, f"the order of attribute '{key}' (order-0 attributes are not "
-                  f"renumbered)", minimum=1)
+        check_int(k, f"the order of attribute '{key}' (0: copied)", minimum=0)
     return dict(attrs)
 
 
