@@ -13,14 +13,25 @@ from pathlib import Path
 from typing import List, Optional, Sequence
 
 
-def cpu_name() -> str:
-    """The CPU model (from ``/proc/cpuinfo`` where there is one) and its core count."""
+def cpu_name(cpuinfo: str = '/proc/cpuinfo') -> str:
+    """The CPU model and its core count; from :obj:`cpuinfo` where there is one, with
+    the CPU family, model number and clock, which tell apart machines that a virtual
+    machine names alike (e.g. "AMD EPYC" of two generations, whose timings differ)."""
     name = platform.processor() or platform.machine()
     try:
-        with open('/proc/cpuinfo') as f:
-            name = re.search(r'model name\s*:\s*(.*)', f.read()).group(1)
-    except (OSError, AttributeError):
-        pass
+        with open(cpuinfo) as f:
+            text = f.read()
+    except OSError:
+        text = ''
+    fields = {key: re.search(rf'^{key}\s*:\s*(.*)$', text, re.MULTILINE)
+              for key in ('model name', 'cpu family', 'model', 'cpu MHz')}
+    if fields['model name']:
+        name = fields['model name'].group(1).strip()
+        details = [f'{key.split()[-1]} {fields[key].group(1).strip()}'
+                   for key in ('cpu family', 'model') if fields[key]]
+        if fields['cpu MHz']:
+            details.append(f"{float(fields['cpu MHz'].group(1)) / 1000:.1f} GHz")
+        name += f' ({", ".join(details)})' if details else ''
     return f'{name}, {os.cpu_count()} cores'
 
 

@@ -1,3 +1,4 @@
+import os
 import shlex
 import subprocess
 import sys
@@ -174,6 +175,22 @@ def test_git_commit_marks_changes_outside_docs(common, monkeypatch, tmp_path):
     assert common.git_commit() == head
     (tmp_path / 'code.py').write_text('b\n')
     assert common.git_commit() == head + '+changes'
+
+
+def test_cpu_name_tells_apart_models_of_one_name(common, tmp_path):
+    # Virtual machines name CPUs of different generations alike ("AMD EPYC");
+    # the family, model number and clock tell their timings apart.
+    entry = ('processor\t: {i}\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\n'
+             'model\t\t: 17\nmodel name\t: AMD EPYC\nstepping\t: 1\n'
+             'cpu MHz\t\t: 2596.140\n\n')
+    cpuinfo = tmp_path / 'cpuinfo'
+    cpuinfo.write_text(entry.format(i=0) + entry.format(i=1))
+    cores = os.cpu_count()
+    assert common._report.cpu_name(str(cpuinfo)) == (
+        f'AMD EPYC (family 25, model 17, 2.6 GHz), {cores} cores')
+    cpuinfo.write_text('model name\t: Some CPU\n')
+    assert common._report.cpu_name(str(cpuinfo)) == f'Some CPU, {cores} cores'
+    assert common._report.cpu_name(str(tmp_path / 'missing')).endswith(f', {cores} cores')
 
 
 def test_commands_on_the_results_page_run_as_copied(common, monkeypatch):
