@@ -30,7 +30,10 @@ from torch_geometric_san.sparse import compiled
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _report  # noqa: E402
-from _report import markdown_table, write_results  # noqa: E402,F401 (the scripts')
+from _report import at_least, markdown_table, write_results  # noqa: E402,F401 (the scripts')
+
+#: The scripts' argument types live in _report, which lifting.py imports without torch.
+real_in = _report.real_in
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -503,10 +506,10 @@ def print_report(args: argparse.Namespace, text: str, title: str, targets: str,
 
 def add_workers_argument(parser: argparse.ArgumentParser) -> None:
     """``--workers``, ``--threads`` and ``--keep-freed-memory`` of :func:`run_tasks`."""
-    parser.add_argument('--workers', type=int, default=1,
+    parser.add_argument('--workers', type=at_least(1), default=1,
                         help='train in this many processes (e.g. one per CPU core), '
                         'each on its own copy of the data')
-    parser.add_argument('--threads', type=int,
+    parser.add_argument('--threads', type=at_least(1),
                         help='torch CPU threads (per worker; default: torch\'s own, '
                         '1 in each worker of --workers)')
     parser.add_argument('--keep-freed-memory', action='store_true',

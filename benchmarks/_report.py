@@ -1,16 +1,57 @@
 """Formatting shared by the benchmark scripts: the machine's CPU, markdown tables and
-the generated blocks of the results page.
+the generated blocks of the results page; and the types of their numeric arguments.
 
 It imports neither torch nor the package, so that the TopoNetX worker of
 ``lifting.py`` measures its memory without them.
 """
+import argparse
+import math
 import os
 import platform
 import re
 import shlex
 import sys
 from pathlib import Path
-from typing import List, Optional, Sequence
+from typing import Callable, List, Optional, Sequence
+
+
+def at_least(minimum: int) -> Callable[[str], int]:
+    """An ``argparse`` type: an integer of at least :obj:`minimum`. A count that makes
+    no sense (a batch of -1 signals, 0 epochs) is refused on the command line, where
+    it would otherwise train nothing and report it, or fail deep inside a run."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f'expected an integer, got {text!r}') \
+                from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f'must be at least {minimum}, got {value}')
+        return value
+    return parse
+
+
+def real_in(low: float, high: float = float('inf'), low_open: bool = False,
+            high_open: bool = False) -> Callable[[str], float]:
+    """An ``argparse`` type: a finite real number in the interval from :obj:`low` to
+    :obj:`high`, each end open or closed (e.g. a fraction, a learning rate)."""
+    interval = (f'{"(" if low_open else "["}{low:g}, {high:g}{")" if high_open else "]"}'
+                if high != float('inf') else f'{">" if low_open else ">="} {low:g}')
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f'expected a number, got {text!r}') \
+                from None
+        if not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f'expected a finite number, got {text}')
+        if not ((value > low if low_open else value >= low) and
+                (value < high if high_open else value <= high)):
+            where = f'in {interval}' if interval[0] in '([' else interval
+            raise argparse.ArgumentTypeError(f'must be {where}, got {text}')
+        return value
+    return parse
 
 
 def cpu_name(cpuinfo: str = '/proc/cpuinfo') -> str:

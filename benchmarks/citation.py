@@ -562,32 +562,37 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     parser.add_argument('--orders', nargs='+', type=int, choices=ORDERS)
     parser.add_argument('--rates', nargs='+', type=int, choices=RATES,
                         help='missing rates in %%')
-    parser.add_argument('--masks', type=int, help='masks per cell (default 10)')
-    parser.add_argument('--mask-seed', type=int, default=0)
+    parser.add_argument('--masks', type=_common.at_least(1),
+                        help='masks per cell (default 10)')
+    parser.add_argument('--mask-seed', type=_common.at_least(0), default=0)
     parser.add_argument('--models', nargs='+', choices=list(MODELS), default=list(MODELS))
-    parser.add_argument('--max-epochs', type=int)
-    parser.add_argument('--lr', type=float, default=PAPER_LR,
+    parser.add_argument('--max-epochs', type=_common.at_least(1))
+    parser.add_argument('--lr', type=_common.real_in(0, low_open=True), default=PAPER_LR,
                         help="Adam's initial learning rate (the paper: 0.1)")
-    parser.add_argument('--input-masking', type=float, default=0.0,
+    parser.add_argument('--input-masking', type=_common.real_in(0, 1, high_open=True),
+                        default=0.0,
                         help='not in the paper: at every epoch, hide this fraction of the '
                         'known inputs too (median), so that the loss on them teaches '
                         'imputation; 0: the paper\'s protocol')
-    parser.add_argument('--warmup', type=int, default=50,
+    parser.add_argument('--warmup', type=_common.at_least(0), default=50,
                         help='epochs of linear learning-rate warm-up (default 50; 0: '
                         'none, the paper); without it SAN collapses at lr 0.1')
-    parser.add_argument('--val-fraction', type=float, default=0.1,
+    parser.add_argument('--val-fraction', type=_common.real_in(0, 1, high_open=True),
+                        default=0.1,
                         help='fraction of the known simplices held out (from the input '
                         'and the loss) for early stopping and the choice of the epoch '
                         '(default 0.1; 0: watch the training loss)')
-    parser.add_argument('--patience', type=int,
+    parser.add_argument('--patience', type=_common.at_least(1),
                         help='early stopping patience in epochs (default 500)')
-    parser.add_argument('--ensemble-size', type=int,
+    parser.add_argument('--ensemble-size', type=_common.at_least(1),
                         help='most networks trained as one batched ensemble (default: '
                         'all rates and masks of an order on an accelerator, 1 on the CPU)')
-    parser.add_argument('--dead-relus', type=int, nargs='+', metavar='WARMUP',
+    parser.add_argument('--dead-relus', type=_common.at_least(0), nargs='+',
+                        metavar='WARMUP',
                         help='also measure the collapse at lr 0.1: dead ReLUs after the '
                         'first Adam steps with these warm-ups (e.g. 0 50)')
-    parser.add_argument('--compare-batching', type=int, default=0, metavar='EPOCHS',
+    parser.add_argument('--compare-batching', type=_common.at_least(0), default=0,
+                        metavar='EPOCHS',
                         help='also time EPOCHS epochs of the batched ensemble against '
                         'as many separate networks, per order and model')
     parser.add_argument('--device', default='cpu')

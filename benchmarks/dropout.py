@@ -52,7 +52,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--shapes', nargs='+', default=['32x1051x4', '1x1000000x32'],
                         help='array shapes, e.g. 32x1051x4')
-    parser.add_argument('--repeats', type=int, default=25)
+    parser.add_argument('--repeats', type=_common.at_least(1), default=25)
     _common.add_results_arguments(parser)
     args = parser.parse_args()
     shapes = [[int(n) for n in s.split('x')] for s in args.shapes]

@@ -118,7 +118,7 @@ def measure(matrix: sp.csr_array) -> Dict[str, Tuple[float, float, int]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-    parser.add_argument('--sizes', type=int, nargs='+', default=SIZES,
+    parser.add_argument('--sizes', type=_common.at_least(1), nargs='+', default=SIZES,
                         help='target numbers of edges')
     _common.add_results_arguments(parser)
     args = parser.parse_args()

@@ -234,11 +234,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--quick', action='store_true',
                         help=f'sizes {QUICK_SIZES}, one repeat, TopoNetX budget 20 s')
-    parser.add_argument('--sizes', type=int, nargs='+', help='target edge counts')
-    parser.add_argument('--repeats', type=int, help='timed lifts per size (ours)')
+    parser.add_argument('--sizes', type=_report.at_least(1),
+                        nargs='+', help='target edge counts')
+    parser.add_argument('--repeats', type=_report.at_least(1),
+                        help='timed lifts per size (ours)')
     parser.add_argument('--device', default='cpu',
                         help='also time moving the lifted complex to this device')
-    parser.add_argument('--budget', type=float,
+    parser.add_argument('--budget', type=_report.real_in(0, low_open=True),
                         help='seconds allowed per TopoNetX run (default 300, quick 20)')
     parser.add_argument('--results', default=str(REPO / 'docs' / 'results.md'),
                         help='markdown file a full run writes its table to')

@@ -164,10 +164,11 @@ def measure(num_points: int, repeats: int) -> List[List[str]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-    parser.add_argument('--points', type=int, nargs='+', default=[400, 20_000],
+    parser.add_argument('--points', type=_common.at_least(1),
+                        nargs='+', default=[400, 20_000],
                         help='points of the Delaunay complexes (400: ~1e3 edges, the '
                         'size of the trajectory data; 2e4: ~6e4 edges)')
-    parser.add_argument('--repeats', type=int, default=7)
+    parser.add_argument('--repeats', type=_common.at_least(1), default=7)
     _common.add_results_arguments(parser)
     args = parser.parse_args()
     torch.set_num_threads(1)

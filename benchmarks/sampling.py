@@ -361,21 +361,22 @@ def citation_exactness(root: Path) -> Dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-    parser.add_argument('--points', type=int, default=None,
+    parser.add_argument('--points', type=_common.at_least(1), default=None,
                         help='points of the complex of the speed and full-batch parts '
                              '(335000: ~1e6 edges)')
-    parser.add_argument('--large-points', type=int, default=None,
+    parser.add_argument('--large-points', type=_common.at_least(1), default=None,
                         help='points of the large complex (3350000: ~1e7 edges)')
     parser.add_argument('--fanout', default='10,10',
                         help='neighbours per hop, comma-separated (-1: all)')
     parser.add_argument('--batch-sizes', default=None)
-    parser.add_argument('--repeats', type=int, default=None)
-    parser.add_argument('--memory-steps', type=int, default=None)
-    parser.add_argument('--train-batch', type=int, default=512)
-    parser.add_argument('--full-steps', type=int, default=None)
-    parser.add_argument('--eval-every', type=int, default=None)
-    parser.add_argument('--max-seconds', type=float, default=None)
-    parser.add_argument('--noise', type=float, default=0.5)
+    parser.add_argument('--repeats', type=_common.at_least(1), default=None)
+    parser.add_argument('--memory-steps', type=_common.at_least(1), default=None)
+    parser.add_argument('--train-batch', type=_common.at_least(1), default=512)
+    parser.add_argument('--full-steps', type=_common.at_least(1), default=None)
+    parser.add_argument('--eval-every', type=_common.at_least(1), default=None)
+    parser.add_argument('--max-seconds', type=_common.real_in(0, low_open=True),
+                        default=None)
+    parser.add_argument('--noise', type=_common.real_in(0), default=0.5)
     parser.add_argument('--device', default='cuda' if torch.cuda.is_available() else 'cpu',
                         help='where the model runs (sampling runs on the CPU)')
     parser.add_argument('--quick', action='store_true',
@@ -384,8 +385,10 @@ def main() -> None:
     parser.add_argument('--results', default=None)
     parser.add_argument('--no-results', action='store_true')
     parser.add_argument('--worker', nargs='+', default=None, help=argparse.SUPPRESS)
-    parser.add_argument('--batch-size', type=int, default=None, help=argparse.SUPPRESS)
-    parser.add_argument('--steps', type=int, default=None, help=argparse.SUPPRESS)
+    parser.add_argument('--batch-size', type=_common.at_least(1),
+                        default=None, help=argparse.SUPPRESS)
+    parser.add_argument('--steps', type=_common.at_least(1),
+                        default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     num_neighbors = [int(n) for n in args.fanout.split(',')]
     if args.worker:  # a fresh process: 'run PATH' or 'build PATH POINTS'

@@ -474,18 +474,19 @@ def measure(data, methods: List[str], tmp: str, args, repeats: int,
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-    parser.add_argument('--sizes', type=int, nargs='+', help='target numbers of edges')
+    parser.add_argument('--sizes', type=_report.at_least(1),
+                        nargs='+', help='target numbers of edges')
     parser.add_argument('--quick', action='store_true',
                         help=f'sizes {QUICK_SIZES}, 3 repeats, N x N methods only '
                              f'up to {QUICK_DENSE_LIMIT:,} edges')
     parser.add_argument('--device', default='cpu')
-    parser.add_argument('--repeats', type=int, default=None,
+    parser.add_argument('--repeats', type=_report.at_least(1), default=None,
                         help='timed repeats after the warm-up (default 5, quick 3)')
     parser.add_argument('--methods', nargs='+', default=METHODS, choices=METHODS)
     parser.add_argument('--orders', nargs='+', default=list(ORDERS), choices=ORDERS,
                         help='orders of the simplices to run (the N x N methods '
                              'run on the first one only)')
-    parser.add_argument('--threads', type=int, default=None,
+    parser.add_argument('--threads', type=_report.at_least(1), default=None,
                         help='torch CPU threads per measurement (default: '
                              "torch's); 1 avoids the stalls of parallel regions "
                              'on a machine shared with other jobs')
@@ -495,7 +496,7 @@ def main() -> None:
                              'memory: large tensors are then not page-faulted afresh '
                              "at every step) and write the section '## " + KEPT
                              + "' (default: the plain environment, '## Scaling')")
-    parser.add_argument('--timeout', type=float, default=1800,
+    parser.add_argument('--timeout', type=_report.real_in(0, low_open=True), default=1800,
                         help='seconds per measurement')
     parser.add_argument('--plot', default='benchmarks/scaling.png')
     parser.add_argument('--results', default=None,

@@ -544,20 +544,21 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     parser.add_argument('--datasets', nargs='+', choices=list(DATASETS))
     parser.add_argument('--models', nargs='+', choices=list(MODELS))
     parser.add_argument('--activations', nargs='+', choices=list(ACTIVATIONS))
-    parser.add_argument('--seeds', nargs='+', type=int)
-    parser.add_argument('--max-epochs', type=int)
-    parser.add_argument('--patience', type=int, default=100,
+    parser.add_argument('--seeds', nargs='+', type=_common.at_least(0))
+    parser.add_argument('--max-epochs', type=_common.at_least(1))
+    parser.add_argument('--patience', type=_common.at_least(1), default=100,
                         help='early stopping patience in epochs (default 100)')
-    parser.add_argument('--batch-size', type=int, default=32,
+    parser.add_argument('--batch-size', type=_common.at_least(0), default=32,
                         help='training mini-batch size; 0: the full split')
-    parser.add_argument('--eval-batch-size', type=int, default=1000)
-    parser.add_argument('--val-fraction', type=float, default=0.2)
-    parser.add_argument('--readout-layers', type=int, default=2,
+    parser.add_argument('--eval-batch-size', type=_common.at_least(1), default=1000)
+    parser.add_argument('--val-fraction', type=_common.real_in(0, 1, True, True),
+                        default=0.2)
+    parser.add_argument('--readout-layers', type=_common.at_least(1), default=2,
                         help='layers of the readout MLP (1: linear)')
-    parser.add_argument('--num-train', type=int,
+    parser.add_argument('--num-train', type=_common.at_least(1),
                         help='training trajectories (synthetic: generated; ocean: the '
                         'first ones of the split); default: all')
-    parser.add_argument('--num-test', type=int)
+    parser.add_argument('--num-test', type=_common.at_least(1))
     parser.add_argument('--device', default='cpu')
     parser.add_argument('--compile', action='store_true',
                         help='train with the model compiled by torch.compile (the '

@@ -184,32 +184,34 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     parser.add_argument('--model', choices=list(MODELS), default='SAN',
                         help='a network of Table 1 (benchmarks/trajectory.py)')
     parser.add_argument('--act', choices=list(ACTIVATIONS), default='Tanh')
-    parser.add_argument('--epochs', type=int, default=20)
-    parser.add_argument('--batch-size', type=int, default=32,
+    parser.add_argument('--epochs', type=_common.at_least(1), default=20)
+    parser.add_argument('--batch-size', type=_common.at_least(1), default=32,
                         help='complexes per batch and process (the global batch is '
                         'this times the number of processes)')
     parser.add_argument('--optimizer', choices=['adam', 'sgd'], default='adam')
-    parser.add_argument('--lr', type=float, default=0.01)
-    parser.add_argument('--weight-decay', type=float, default=0.003)
-    parser.add_argument('--dropout', type=float, default=0.6)
+    parser.add_argument('--lr', type=_common.real_in(0, low_open=True), default=0.01)
+    parser.add_argument('--weight-decay', type=_common.real_in(0), default=0.003)
+    parser.add_argument('--dropout', type=_common.real_in(0, 1, high_open=True),
+                        default=0.6)
     parser.add_argument('--readout', choices=['flatten', 'sum', 'mean', 'max'],
                         default='flatten',
                         help='flatten: the edge features of each complex concatenated '
                         '(the SAN authors\' trajectory readout); or a pooling')
-    parser.add_argument('--seed', type=int, default=0,
+    parser.add_argument('--seed', type=_common.at_least(0), default=0,
                         help='model initialisation, dropout and the sampler order')
-    parser.add_argument('--num-train', type=int,
+    parser.add_argument('--num-train', type=_common.at_least(1),
                         help='training trajectories (synthetic: generated; ocean: the '
                         'first ones of the split); default: all')
-    parser.add_argument('--num-test', type=int)
-    parser.add_argument('--num-points', type=int, default=400,
+    parser.add_argument('--num-test', type=_common.at_least(1))
+    parser.add_argument('--num-points', type=_common.at_least(3), default=400,
                         help='synthetic flow: points sampled for the complex '
                         '(default 400)')
-    parser.add_argument('--eval-batch-size', type=int, default=256)
+    parser.add_argument('--eval-batch-size', type=_common.at_least(1), default=256)
     parser.add_argument('--backend', choices=['nccl', 'gloo'],
                         help='default: nccl where every process of the node has a CUDA '
                         'device of its own, else gloo')
-    parser.add_argument('--timeout', type=float, default=600.0,
+    parser.add_argument('--timeout', type=_common.real_in(0, low_open=True),
+                        default=600.0,
                         help='seconds a collective may wait for the other processes')
     parser.add_argument('--root', default=str(_common.REPO / 'data'),
                         help='dataset root (processed files; raw files in <root>/*/raw)')

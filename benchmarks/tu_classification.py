@@ -301,21 +301,22 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     parser.add_argument('--dataset', default='PROTEINS',
                         help='TU dataset name (downloaded when its raw files are missing)')
     parser.add_argument('--models', nargs='+', choices=MODELS, default=MODELS)
-    parser.add_argument('--seeds', nargs='+', type=int)
-    parser.add_argument('--epochs', type=int)
-    parser.add_argument('--batch-size', type=int, default=64)
-    parser.add_argument('--lr', type=float, default=0.005)
-    parser.add_argument('--hidden', type=int, default=32)
-    parser.add_argument('--layers', type=int, default=2)
-    parser.add_argument('--dropout', type=float, default=0.2)
-    parser.add_argument('--taps', type=int, default=1,
+    parser.add_argument('--seeds', nargs='+', type=_common.at_least(0))
+    parser.add_argument('--epochs', type=_common.at_least(1))
+    parser.add_argument('--batch-size', type=_common.at_least(1), default=64)
+    parser.add_argument('--lr', type=_common.real_in(0, low_open=True), default=0.005)
+    parser.add_argument('--hidden', type=_common.at_least(1), default=32)
+    parser.add_argument('--layers', type=_common.at_least(1), default=2)
+    parser.add_argument('--dropout', type=_common.real_in(0, 1, high_open=True),
+                        default=0.2)
+    parser.add_argument('--taps', type=_common.at_least(0), default=1,
                         help="MultiOrderSAN's filter length J_up = J_down per order")
     parser.add_argument('--readout', choices=['sum', 'mean', 'max'], default='sum',
                         help="MultiOrderSAN's pooling of each order")
     parser.add_argument('--readout-input', action='store_true',
                         help="MultiOrderSAN's readout also pools the input features of "
                         "every order (as GIN's readout covers layer 0)")
-    parser.add_argument('--harmonic', type=int, default=0,
+    parser.add_argument('--harmonic', type=_common.at_least(0), default=0,
                         help="MultiOrderSAN's harmonic filter length J_harmonic (0: a "
                         "skip connection)")
     parser.add_argument('--norm', choices=['batch_norm', 'layer_norm', 'graph_norm'],
@@ -330,7 +331,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
                         help='train each model with its setting chosen on validation '
                         '(SELECTED; the options it names override the command line)')
     parser.add_argument('--device', default='cpu')
-    parser.add_argument('--threads', type=int, default=1,
+    parser.add_argument('--threads', type=_common.at_least(1), default=1,
                         help='torch CPU threads (default 1: faster on a busy CPU)')
     parser.add_argument('--root', default=str(_common.REPO / 'data' / 'TU'),
                         help='TUDataset root (raw files in <root>/<NAME>/raw)')

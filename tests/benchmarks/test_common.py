@@ -1,10 +1,14 @@
+import argparse
 import os
+import re
 import shlex
 import subprocess
 import sys
 
 import pytest
 import torch
+
+from tests.benchmarks.conftest import load_script
 
 
 def test_write_results_replaces_only_its_block(common, tmp_path):
@@ -191,6 +195,38 @@ def test_cpu_name_tells_apart_models_of_one_name(common, tmp_path):
     cpuinfo.write_text('model name\t: Some CPU\n')
     assert common._report.cpu_name(str(cpuinfo)) == f'Some CPU, {cores} cores'
     assert common._report.cpu_name(str(tmp_path / 'missing')).endswith(f', {cores} cores')
+
+
+@pytest.mark.parametrize('script, argv, message', [
+    # Each of these trained nothing and reported it, or failed deep inside a run.
+    ('trajectory', ['--batch-size', '-1'], "--batch-size: must be at least 0, got -1"),
+    ('trajectory', ['--val-fraction', '1.5'], r"--val-fraction: must be in \(0, 1\)"),
+    ('trajectory', ['--max-epochs', '0'], "--max-epochs: must be at least 1, got 0"),
+    ('trajectory', ['--eval-batch-size', '0'], "--eval-batch-size: must be at least 1"),
+    ('trajectory', ['--workers', '-1'], "--workers: must be at least 1, got -1"),
+    ('trajectory', ['--seeds', '0', 'x'], "--seeds: expected an integer, got 'x'"),
+    ('citation', ['--lr', '0'], "--lr: must be > 0, got 0"),
+    ('citation', ['--val-fraction', '1'], r"--val-fraction: must be in \[0, 1\), got 1"),
+    ('citation', ['--masks', '0'], "--masks: must be at least 1, got 0"),
+    ('tu_classification', ['--dropout', 'nan'], "--dropout: expected a finite number"),
+    ('tu_classification', ['--hidden', '0'], "--hidden: must be at least 1, got 0"),
+    ('trajectory_ddp', ['--weight-decay', '-1'], "--weight-decay: must be >= 0, got -1"),
+    ('trajectory_ddp', ['--num-points', '2'], "--num-points: must be at least 3, got 2"),
+])
+def test_command_lines_refuse_meaningless_numbers(script, argv, message, capsys):
+    with pytest.raises(SystemExit):
+        load_script(script).parse_args(argv)
+    assert re.search(message, capsys.readouterr().err)
+
+
+def test_argument_types_accept_their_ranges(common):
+    assert common.at_least(0)('0') == 0 and common.at_least(1)(' 7') == 7
+    fraction = common.real_in(0, 1, low_open=True, high_open=True)
+    assert fraction('0.5') == 0.5
+    for bad in ('0', '1', 'inf', '-inf', 'nan', 'half'):
+        with pytest.raises(argparse.ArgumentTypeError):
+            fraction(bad)
+    assert common.real_in(0)('0') == 0.0 and common.real_in(0, 1)('1') == 1.0
 
 
 def test_commands_on_the_results_page_run_as_copied(common, monkeypatch):
