@@ -139,10 +139,20 @@ def load(args: argparse.Namespace) -> List[Data]:
     root = Path(args.root)
     source = _common.shared_data_dir(args.data_root) / f'tu_{args.dataset.lower()}' / \
         args.dataset / 'raw'
+    raw = root / args.dataset / 'raw'
     if source.is_dir():
-        _common.provide_raw_files(root / args.dataset / 'raw',
-                                  sorted(p.name for p in source.iterdir()), source)
-    dataset = TUDataset(str(root), args.dataset)
+        _common.provide_raw_files(raw, sorted(p.name for p in source.iterdir()), source)
+    try:
+        dataset = TUDataset(str(root), args.dataset)
+    except Exception as error:  # the download's errors depend on PyG's fetcher
+        if raw.is_dir() and any(raw.iterdir()):
+            raise
+        raise RuntimeError(
+            f"could not download the TU dataset '{args.dataset}' "
+            f"({type(error).__name__}: {error}); is the name right (e.g. PROTEINS, "
+            f"MUTAG)? Without network access, put its raw files ({args.dataset}_A.txt, "
+            f"{args.dataset}_graph_indicator.txt, ...) in {raw} or in {source}") \
+            from error
     if dataset.num_node_features == 0:
         raise ValueError(f"{args.dataset} has no node features, which the lifted "
                          f"complexes and the baselines take as input")

@@ -169,3 +169,21 @@ def test_selected_settings_per_model(tu_classification, tiny_tu_dataset, tmp_pat
     assert runs['GIN']['setting'] == '--jk cat' and runs['GAT']['setting'] == 'defaults'
     assert '| model | setting | test accuracy (%) |' in out['table']
     assert '| GIN | `--jk cat` |' in out['table']
+
+
+def test_a_dataset_that_cannot_be_downloaded_says_what_to_do(tu_classification,
+                                                              tmp_path, monkeypatch):
+    # Offline (or a wrong name), PyG's download failed with an error of its fetcher
+    # (aiohttp's DNS error here), naming neither the dataset nor the way out.
+    from torch_geometric.datasets import TUDataset
+
+    def offline(self):
+        raise OSError('Name or service not known')
+
+    monkeypatch.setattr(TUDataset, 'download', offline)
+    args = tu_classification.parse_args([
+        '--dataset', 'NOPE', '--root', str(tmp_path / 'tu'),
+        '--data-root', str(tmp_path / 'nothing')])
+    with pytest.raises(RuntimeError, match=r"could not download the TU dataset 'NOPE' "
+                       r"\(OSError: Name or service not known\).*NOPE_A.txt"):
+        tu_classification.load(args)
