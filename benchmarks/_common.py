@@ -365,8 +365,13 @@ class RunLog:
         self.sessions: List[Dict[str, Any]] = []
         self.runs: List[Dict[str, Any]] = []
         if resume and self.path.exists():
-            saved = json.loads(self.path.read_text())
-            self.sessions, self.runs = saved['sessions'], saved['runs']
+            try:
+                saved = json.loads(self.path.read_text())
+                self.sessions, self.runs = saved['sessions'], saved['runs']
+            except (ValueError, KeyError, TypeError) as error:  # JSON or its layout
+                raise ValueError(f"{self.path} is not a run log to continue or report "
+                                 f"({type(error).__name__}: {error}); move it away or "
+                                 f"give another --output") from error
         self.session: Dict[str, Any] = dict(
             command=command, machine=machine(device),
             date=datetime.datetime.now().astimezone().isoformat(timespec='seconds'),

@@ -229,6 +229,17 @@ def test_argument_types_accept_their_ranges(common):
     assert common.real_in(0)('0') == 0.0 and common.real_in(0, 1)('1') == 1.0
 
 
+@pytest.mark.parametrize('text', ['{"runs": [', '{"runs": []}', '[1, 2]'])
+def test_a_file_that_is_no_run_log_is_named(common, tmp_path, text):
+    # (a truncated file, another script's JSON, a list)
+    path = tmp_path / 'runs.json'
+    path.write_text(text)
+    with pytest.raises(ValueError, match=r"runs.json is not a run log to continue"):
+        common.RunLog(str(path), True, 'cmd', 'cpu', {})
+    assert path.read_text() == text
+    assert not common.RunLog(str(path), False, 'cmd', 'cpu', {}).runs  # started anew
+
+
 def test_commands_on_the_results_page_run_as_copied(common, monkeypatch):
     # A model name with spaces and an empty value survive the shell.
     argv = ['--models', 'SAN (orientation-equivariant)', '--plot', '', '--resume']
