@@ -35,8 +35,8 @@ def real_in(low: float, high: float = float('inf'), low_open: bool = False,
             high_open: bool = False) -> Callable[[str], float]:
     """An ``argparse`` type: a finite real number in the interval from :obj:`low` to
     :obj:`high`, each end open or closed (e.g. a fraction, a learning rate)."""
-    interval = (f'{"(" if low_open else "["}{low:g}, {high:g}{")" if high_open else "]"}'
-                if high != float('inf') else f'{">" if low_open else ">="} {low:g}')
+    bound = (f'{">" if low_open else ">="} {low:g}' if high == float('inf') else
+             f'in {"(" if low_open else "["}{low:g}, {high:g}{")" if high_open else "]"}')
 
     def parse(text: str) -> float:
         try:
@@ -48,8 +48,7 @@ def real_in(low: float, high: float = float('inf'), low_open: bool = False,
             raise argparse.ArgumentTypeError(f'expected a finite number, got {text}')
         if not ((value > low if low_open else value >= low) and
                 (value < high if high_open else value <= high)):
-            where = f'in {interval}' if interval[0] in '([' else interval
-            raise argparse.ArgumentTypeError(f'must be {where}, got {text}')
+            raise argparse.ArgumentTypeError(f'must be {bound}, got {text}')
         return value
     return parse
 

@@ -14,7 +14,7 @@ import torch
 from torch import Tensor
 
 from torch_geometric_san.data import algebra
-from torch_geometric_san.utils.validation import check_int
+from torch_geometric_san.utils.validation import check_int, rows_problem
 
 
 def _import_toponetx() -> Any:
@@ -107,11 +107,9 @@ def _signal(data: Any, k: int) -> Optional[Tensor]:
     x = data[f'x_{k}'] if f'x_{k}' in data else None
     if x is None:
         return None
-    count = data.num_nodes if k == 0 else data[f'simplices_{k}'].size(0)
-    if not isinstance(x, Tensor) or x.dim() == 0 or x.size(0) != count:
-        shape = list(x.shape) if isinstance(x, Tensor) else type(x).__name__
-        raise ValueError(f"'x_{k}' needs one row per {k}-simplex, {count} (found "
-                         f"{shape})")
+    problem = rows_problem(f'x_{k}', x, k, data.num_simplices(k))
+    if problem:
+        raise ValueError(problem)
     x = x.detach().cpu()
     return x.float() if x.dtype == torch.bfloat16 else x
 

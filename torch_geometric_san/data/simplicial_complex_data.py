@@ -15,7 +15,8 @@ from torch_geometric.data.storage import GlobalStorage
 from torch_geometric_san.data import _interop, algebra
 from torch_geometric_san.sparse import SimplicialOperators, SparseOperator
 from torch_geometric_san.utils.validation import (check_bool, check_float_dtype,
-                                                  check_int, check_num_nodes)
+                                                  check_int, check_num_nodes,
+                                                  rows_problem)
 
 #: Attributes the constructors compute; the name of a feature cannot be one of them.
 _COMPUTED = re.compile(r'(simplices|spectrum|(boundary|down|up|hodge)_(index|weight))_(\d+)')
@@ -703,15 +704,11 @@ class SimplicialComplexData(Data):
             feature = _FEATURE.fullmatch(key)
             operator = _OPERATOR_INDEX.fullmatch(key)
             if feature is not None:
-                k, value = int(feature.group(1)), self[key]
-                if k > order:
-                    problem(f"'{key}' is given but the complex has order {order}")
-                elif not isinstance(value, Tensor) or value.dim() == 0 or \
-                        value.size(0) != sizes[k]:
-                    shape = list(value.shape) if isinstance(value, Tensor) else \
-                        type(value).__name__
-                    problem(f"'{key}' needs one row per {k}-simplex, {sizes[k]} (found "
-                            f"{shape})")
+                k = int(feature.group(1))
+                message = (f"'{key}' is given but the complex has order {order}"
+                           if k > order else rows_problem(key, self[key], k, sizes[k]))
+                if message:
+                    problem(message)
             elif operator is not None and int(operator.group(2)) <= order:
                 kind, k = operator.group(1), int(operator.group(2))
                 index, weight = self[key], self._store.get(f'{kind}_weight_{k}')

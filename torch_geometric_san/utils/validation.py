@@ -191,6 +191,25 @@ def check_num_nodes(num_nodes: Any) -> int:
     return num_nodes
 
 
+def rows_problem(key: str, value: Any, k: int, count: int) -> Optional[str]:
+    r"""What is wrong with a feature of the k-simplices, which needs one row per
+    simplex, or :obj:`None` where nothing is (for a check that raises or warns).
+
+    Args:
+        key (str): Its name, for the message.
+        value (Any): The feature.
+        k (int): The order of its simplices.
+        count (int): The number of k-simplices.
+
+    Returns:
+        str, optional: The problem, or :obj:`None`.
+    """
+    if isinstance(value, torch.Tensor) and value.dim() > 0 and value.size(0) == count:
+        return None
+    shape = list(value.shape) if isinstance(value, torch.Tensor) else type(value).__name__
+    return f"'{key}' needs one row per {k}-simplex, {count} (found {shape})"
+
+
 def check_edge_index(edge_index: Any, num_nodes: int) -> torch.Tensor:
     r"""Checks a graph's :obj:`edge_index`: an integer tensor :math:`[2, E]` of
     vertex ids in :math:`[0, \text{num_nodes})`.
