@@ -1,14 +1,16 @@
 """simplicial_subcomplex: relabelled simplices, exact boundaries, restricted operators
 of the full complex (with or without its stored Laplacians), attributes;
 SimplicialAdjacency."""
+import warnings
+
 import pytest
 import torch
 from torch_geometric.data import Data
 from torch_geometric.utils import erdos_renyi_graph, to_networkx
 
 from torch_geometric_san.data import SimplicialComplexData
-from torch_geometric_san.loader import (SimplicialAdjacency, edge_rows,
-                                        simplicial_subcomplex)
+from torch_geometric_san.loader import (SimplicialAdjacency, SimplicialNeighborLoader,
+                                        edge_rows, simplicial_subcomplex)
 from torch_geometric_san.transforms import LiftToCliqueComplex
 
 
@@ -69,6 +71,44 @@ def test_attributes(planar):
     assert not any(key.endswith('_2') for key in sub.keys())
     for key, value in before.items():  # the complex is left as it was
         assert torch.equal(data[key], value), key
+
+
+def test_attributes_of_every_order_follow_their_simplices(planar):
+    # Labels of the faces (orders below k) keep the kept faces' rows; those of
+    # orders above k are dropped with the features of those orders. They were
+    # copied whole before, misaligned with the sub-complex's simplices.
+    data = planar.clone()
+    counts = [data.num_simplices(j) for j in range(3)]
+    assert len(set(counts)) == 3
+    for j, name in enumerate(['node_label', 'edge_label', 'triangle_label']):
+        data[name] = torch.arange(counts[j]) + 1000 * j
+    for k in range(3):
+        n_id = sample(data, k, count=8)
+        sub = simplicial_subcomplex(data, k, n_id)
+        ids = [sub[f'n_id_{j}'] for j in range(k)] + [n_id]
+        for j, name in enumerate(['node_label', 'edge_label', 'triangle_label']):
+            if j <= k:
+                assert torch.equal(sub[name], ids[j] + 1000 * j), (k, name)
+            else:
+                assert name not in sub, (k, name)
+
+
+def test_an_ambiguous_attribute_is_copied_with_a_warning_and_attrs_settle_it():
+    # A cycle has as many edges as vertices: pos could be either.
+    cycle = sorted(sorted((i, (i + 1) % 7)) for i in range(7))
+    data = SimplicialComplexData.from_simplices(cycle)
+    data.pos = torch.randn(7, 2)
+    with pytest.warns(UserWarning, match=r"SimplicialNeighborLoader copies 'pos' "
+                                         r"unchanged: its 7 rows match N_0 and N_1"):
+        loader = SimplicialNeighborLoader(data, [1], order=1, batch_size=2)
+    assert torch.equal(next(iter(loader)).pos, data.pos)
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        batch = next(iter(SimplicialNeighborLoader(data, [1], order=1, batch_size=2,
+                                                   attrs={'pos': 0})))
+    assert torch.equal(batch.pos, data.pos[batch.n_id_0])
+    with pytest.raises(ValueError, match="'pos' is of order 2 but the complex has order 1"):
+        SimplicialNeighborLoader(data, [1], order=1, attrs={'pos': 2})
 
 
 @pytest.mark.parametrize('k', [0, 1, 2])

@@ -146,12 +146,17 @@ def test_an_attribute_of_an_ambiguous_length_is_copied_with_a_warning():
         warnings.simplefilter('error')
         assert torch.equal(ReorderSimplices({'pos': 0})(data).pos, data.pos)
         assert torch.equal(ReorderSimplices({'pos': 1})(data).pos, data.pos[perms[1]])
-    # For keys naming edges, the columns of a kept graph edge_index count too.
+    # The columns of a kept graph edge_index count too; a key naming edges
+    # belongs to them, as PyG tells edge attributes (so it is copied, silently).
     graph = Data(edge_index=torch.tensor(cycle).t(), num_nodes=7,
-                 edge_weight=torch.rand(7))
+                 edge_weight=torch.rand(7), weight=torch.rand(7))
     lifted = LiftToCliqueComplex(max_order=1)(graph)
-    with pytest.warns(UserWarning, match="'edge_weight' unchanged.*edge_index's"):
-        assert torch.equal(ReorderSimplices()(lifted).edge_weight, graph.edge_weight)
+    with pytest.warns(UserWarning, match="'weight' unchanged.*N_0 and N_1 and "
+                                         "edge_index's columns") as record:
+        out = ReorderSimplices()(lifted)
+    assert len(record) == 1
+    assert torch.equal(out.edge_weight, graph.edge_weight)
+    assert torch.equal(out.weight, graph.weight)
 
 
 def test_hodge_index_keeps_sharing_the_up_or_down_index():
@@ -223,7 +228,7 @@ def test_bad_input():
         ReorderSimplices()(Data(num_nodes=3))
     with pytest.raises(TypeError, match='attrs must be a dict'):
         ReorderSimplices(attrs=['edge_mask'])
-    with pytest.raises(ValueError, match=r"'pos' \(0: copied\) must be at least 0"):
+    with pytest.raises(ValueError, match=r"'pos' \(0: the vertices\) must be at least 0"):
         ReorderSimplices(attrs={'pos': -1})
     with pytest.raises(ValueError, match="'edge_mask' must be a tensor with N_2"):
         ReorderSimplices(attrs={'edge_mask': 2})(data)

@@ -1,10 +1,10 @@
 r"""Mini-batches of one large complex: neighbour sampling of k-simplices."""
-from typing import Any, Callable, Iterator, List, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Union
 
 import torch
 from torch import Tensor
 
-from torch_geometric_san.data import SimplicialComplexData
+from torch_geometric_san.data import SimplicialComplexData, simplex_attr_orders
 from torch_geometric_san.loader.simplicial_neighbor_sampler import \
     SimplicialNeighborSampler
 from torch_geometric_san.loader.utils import (SimplicialAdjacency, edge_rows,
@@ -70,6 +70,12 @@ class SimplicialNeighborLoader(torch.utils.data.DataLoader):
             k-simplices)
         transform (callable, optional): A function applied to each mini-batch.
             (default: :obj:`None`)
+        attrs (Dict[str, int], optional): The order of attributes whose first
+            dimension alone does not tell it (e.g. :obj:`{'pos': 0}` where there
+            are as many edges as vertices), as for
+            :class:`~torch_geometric_san.transforms.ReorderSimplices`; the loader
+            warns about the ambiguous ones it copies.
+            (default: :obj:`None`)
         **kwargs (optional): Arguments of :class:`torch.utils.data.DataLoader`, such
             as :obj:`batch_size`, :obj:`shuffle`, :obj:`num_workers`,
             :obj:`drop_last` or :obj:`sampler`. :obj:`shuffle=True` draws the order
@@ -81,10 +87,11 @@ class SimplicialNeighborLoader(torch.utils.data.DataLoader):
             :obj:`num_neighbors`, or a :obj:`dataset` or :obj:`collate_fn`
             argument (the loader sets both).
         ValueError: An order out of range, a complex without its spectrum, seeds
-            out of range or repeated, or a mask of the wrong size.
+            out of range or repeated, a mask of the wrong size, or an attribute
+            of :obj:`attrs` missing or without :math:`N_k` rows.
 
     Example:
-        >>> from torch_geometric_san.data import SimplicialComplexData
+        >>> from torch_geometric_san.data import SimplicialComplexData, simplex_attr_orders
         >>> data = SimplicialComplexData.from_simplices(
         ...     [[0, 1, 2], [1, 2, 3], [2, 3, 4]], close=True,
         ...     x_1=torch.arange(7.).view(-1, 1))
@@ -107,6 +114,7 @@ class SimplicialNeighborLoader(torch.utils.data.DataLoader):
         order: int = 1,
         input_simplices: Optional[Tensor] = None,
         transform: Optional[Callable[[SimplicialComplexData], Any]] = None,
+        attrs: Optional[Dict[str, int]] = None,
         **kwargs: Any,
     ):
         for name in ('dataset', 'collate_fn'):
@@ -135,6 +143,7 @@ class SimplicialNeighborLoader(torch.utils.data.DataLoader):
         graph = data._store.get('edge_index')  # a lifted graph's, kept on the complex
         self.edge_rows = (edge_rows(graph, data.num_simplices(0))
                           if isinstance(graph, Tensor) else None)
+        self.attr_orders = simplex_attr_orders(data, attrs, 'SimplicialNeighborLoader')
         if (kwargs.get('shuffle') and kwargs.get('sampler') is None
                 and kwargs.get('batch_sampler') is None):
             kwargs['shuffle'] = False  # (the DataLoader refuses shuffle with a sampler)
@@ -155,7 +164,7 @@ class SimplicialNeighborLoader(torch.utils.data.DataLoader):
         seeds = self.input_ids[torch.as_tensor(index, dtype=torch.long)]
         n_id, num_sampled = self.simplex_sampler.sample(seeds)
         batch = simplicial_subcomplex(self.data, self.order, n_id, self.adjacency,
-                                      self.edge_rows)
+                                      self.edge_rows, self.attr_orders)
         batch.batch_size = seeds.numel()
         batch.num_sampled_simplices = num_sampled
         return batch if self.transform is None else self.transform(batch)

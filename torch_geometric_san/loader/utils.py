@@ -2,7 +2,7 @@ r"""The neighbours of the simplices of a complex, from its boundary matrices, an
 sub-complex of a sample of simplices with the operators of the full complex
 restricted to it."""
 import re
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple, Union
 
 import numpy as np
 import scipy.sparse as sp
@@ -10,12 +10,13 @@ import torch
 from torch import Tensor
 
 from torch_geometric_san.data import SimplicialComplexData
+from torch_geometric_san.data.attributes import GRAPH_EDGES, simplex_attr_orders
 from torch_geometric_san.utils.validation import check_edge_index
 
 __all__ = ["SimplicialAdjacency", "simplicial_subcomplex", "edge_rows"]
 
 #: Attributes the sub-complex builds per order; the full complex's are not copied.
-_PER_ORDER = re.compile(r'(simplices|spectrum|x|(boundary|down|up|hodge)_(index|weight))'
+_PER_ORDER = re.compile(r'(simplices|spectrum|(boundary|down|up|hodge)_(index|weight))'
                         r'_(\d+)')
 
 
@@ -174,7 +175,8 @@ class SimplicialAdjacency:
 
 def simplicial_subcomplex(data: SimplicialComplexData, order: int, n_id: Tensor,
                           adjacency: Optional[List[SimplicialAdjacency]] = None,
-                          graph_rows: Optional[Tuple[Tensor, Tensor]] = None
+                          graph_rows: Optional[Tuple[Tensor, Tensor]] = None,
+                          attr_orders: Optional[Dict[str, Union[int, str]]] = None,
                           ) -> SimplicialComplexData:
     r"""The sub-complex spanned by the k-simplices :obj:`n_id` of :obj:`data`
     (:math:`k` = :obj:`order`) and all their faces, relabelled, with the operators of
@@ -202,14 +204,15 @@ def simplicial_subcomplex(data: SimplicialComplexData, order: int, n_id: Tensor,
     (:class:`SimplicialAdjacency`), so a complex built without its Laplacians
     (``laplacians=False``) can be sampled. The graph's ``edge_index``, where the
     complex keeps one (a lifted graph), becomes the subgraph induced by the kept
-    vertices, relabelled. Other attributes are selected by their first dimension:
-    :math:`N_k` (labels, masks) by :obj:`n_id`, :math:`N_0` (vertex attributes such
-    as ``pos``) by the kept vertices, the number of columns of ``edge_index`` (edge
-    attributes) by the kept edges, tried in this order (edges first for keys
-    containing ``edge``, as PyG tells edge from node attributes); the remaining ones
-    (and those of orders above :math:`k`) are copied as they are, or dropped for the
-    computed attributes and features of orders above :math:`k`. Nothing of
-    :obj:`data` is modified.
+    vertices, relabelled. Other attributes that belong to simplices (told by
+    :func:`~torch_geometric_san.data.simplex_attr_orders`, the rule
+    :class:`~torch_geometric_san.transforms.ReorderSimplices` follows too: ``x_j``,
+    and tensors with :math:`N_j` rows for one order :math:`j`, such as labels, masks
+    or a vertex ``pos``, or with a row per column of ``edge_index``) keep the rows of
+    the kept j-simplices (of :obj:`n_id` for :math:`j = k`) or of the kept graph
+    edges, and are dropped for orders above :math:`k`; the computed attributes of
+    orders above :math:`k` are dropped too, and everything else is copied as it is.
+    Nothing of :obj:`data` is modified.
 
     Args:
         data (SimplicialComplexData): One complex (not a batch), with its
@@ -224,6 +227,10 @@ def simplicial_subcomplex(data: SimplicialComplexData, order: int, n_id: Tensor,
             ``data.edge_index`` by source vertex, :func:`edge_rows`, so that the
             induced subgraph costs in proportion to the kept vertices' edges; built
             where missing (a loader builds it once).
+        attr_orders (Dict[str, Union[int, str]], optional): The per-simplex
+            attributes of :obj:`data`,
+            :func:`~torch_geometric_san.data.simplex_attr_orders`; built where
+            missing (a loader builds it once).
 
     Returns:
         SimplicialComplexData: The sub-complex of order :math:`k`, with ``n_id``
@@ -244,9 +251,9 @@ def simplicial_subcomplex(data: SimplicialComplexData, order: int, n_id: Tensor,
     if adjacency is None:
         adjacency = [SimplicialAdjacency(data, j) for j in range(order + 1)]
     out = SimplicialComplexData(num_nodes=ids[0].numel())
-    # The rows to keep of an attribute, by its first dimension, tried in turn: the
-    # k-simplices, the vertices, the edges of the graph's edge_index.
-    rows = [(data.num_simplices(order), n_id), (data.num_simplices(0), ids[0])]
+    if attr_orders is None:
+        attr_orders = simplex_attr_orders(data, who='simplicial_subcomplex')
+    rows: Dict[Union[int, str], Tensor] = dict(enumerate(ids))
     if isinstance(data._store.get('edge_index'), Tensor):
         edge_index = data.edge_index
         if graph_rows is None:
@@ -257,18 +264,18 @@ def simplicial_subcomplex(data: SimplicialComplexData, order: int, n_id: Tensor,
         kept = adjacency[0].local_ids(ids[0], edge_index[1].index_select(0, pos))
         kept = pos.index_select(0, (kept >= 0).nonzero().view(-1)).sort().values
         out.edge_index = adjacency[0].local_ids(ids[0], edge_index.index_select(1, kept))
-        rows.append((edge_index.size(1), kept))
+        rows[GRAPH_EDGES] = kept
     for key, value in data._store.items():
         match = _PER_ORDER.fullmatch(key)
         if match is not None:
-            j = int(match.group(4))
-            if match.group(1) == 'spectrum' and j <= order:
+            if match.group(1) == 'spectrum' and int(match.group(4)) <= order:
                 out[key] = value
-            elif match.group(1) == 'x' and j <= order:
-                out[key] = value.index_select(0, ids[j]) if isinstance(value, Tensor) \
-                    else value
-        elif key not in out._store:  # edge attributes first for 'edge_*' keys, as in PyG
-            out[key] = _select_rows(value, rows[::-1] if 'edge' in key else rows)
+        elif key in attr_orders:  # per-simplex: the kept rows; dropped above order k
+            owner = attr_orders[key]
+            if owner in rows:
+                out[key] = value.index_select(0, rows[owner].to(value.device))
+        elif key not in out._store:
+            out[key] = value
     dtype = next((data[key].dtype for key in ('spectrum_0', 'hodge_weight_0')
                   if key in data._store), torch.get_default_dtype())
     for j in range(order + 1):
@@ -325,16 +332,6 @@ def _row_positions(indptr: Tensor, ids: Tensor) -> Tuple[Tensor, Tensor]:
     first = torch.cumsum(count, 0) - count
     return torch.arange(total) + torch.repeat_interleave(start - first, count,
                                                          output_size=total), count
-
-
-def _select_rows(value: Any, rows: List[Tuple[int, Tensor]]) -> Any:
-    # The rows of the first (count, index) of rows whose count is value's first
-    # dimension; anything else as it is.
-    if isinstance(value, Tensor) and value.dim() > 0:
-        for count, index in rows:
-            if value.size(0) == count:
-                return value.index_select(0, index)
-    return value
 
 
 def _boundary(data: SimplicialComplexData, j: int) -> sp.csc_array:

@@ -1,6 +1,5 @@
 r"""Renumbering the simplices of a complex along a locality order."""
 import copy
-import warnings
 from typing import Dict, List, Optional, Tuple
 
 import numpy as np
@@ -12,8 +11,8 @@ from torch_geometric.data import Batch
 from torch_geometric.transforms import BaseTransform
 
 from torch_geometric_san.data import SimplicialComplexData
-from torch_geometric_san.data.simplicial_complex_data import _COMPUTED, _FEATURE
-from torch_geometric_san.utils.validation import check_int
+from torch_geometric_san.data.attributes import (GRAPH_EDGES, _check_attr_orders,
+                                                 simplex_attr_orders)
 
 
 class ReorderSimplices(BaseTransform):
@@ -47,12 +46,15 @@ class ReorderSimplices(BaseTransform):
     order :math:`k \geq 1` only (labels and masks, e.g. the ``y``,
     ``train_mask`` and ``test_mask`` of
     :class:`~torch_geometric_san.datasets.CitationComplexDataset`), as PyG's
-    transforms move node attributes by their size. An attribute whose length is
-    that of several orders (including the vertices, e.g. ``pos`` of a cycle,
-    which has as many edges as vertices), or, for a key containing ``edge``,
-    also the number of columns of a kept graph ``edge_index``, is ambiguous: it
-    is copied unchanged with a warning, and :obj:`attrs` settles it. Every other
-    attribute is copied unchanged. The input is not modified. Apply the
+    transforms move node attributes by their size; the rule is
+    :func:`~torch_geometric_san.data.simplex_attr_orders`, which the neighbour
+    loader follows too. An attribute whose length is that of several orders
+    (including the vertices, e.g. ``pos`` of a cycle, which has as many edges as
+    vertices) is ambiguous: it is copied unchanged with a warning, and
+    :obj:`attrs` settles it. Attributes of the vertices, and those with a row
+    per column of a kept graph ``edge_index`` (a key containing ``edge`` where
+    the length also matches an order, as PyG tells edge attributes), are copied
+    unchanged, as is every other attribute. The input is not modified. Apply the
     transform to single complexes, before batching. :func:`reorder_simplices`
     also returns the permutations.
 
@@ -74,7 +76,7 @@ class ReorderSimplices(BaseTransform):
         [2.0, 0.0, 3.0, 1.0]
     """
     def __init__(self, attrs: Optional[Dict[str, int]] = None) -> None:
-        self.attrs = _check_attrs(attrs)
+        self.attrs = _check_attr_orders(attrs)
 
     def forward(self, data: SimplicialComplexData) -> SimplicialComplexData:
         return reorder_simplices(data, self.attrs)[0]
@@ -117,19 +119,9 @@ def reorder_simplices(
     if isinstance(data, Batch):
         raise TypeError("ReorderSimplices renumbers the simplices of one complex; "
                         "apply it to each complex before batching")
-    attrs = _check_attrs(attrs)
     order = data.order
     counts = [data.num_simplices(k) for k in range(order + 1)]
-    for key, k in attrs.items():
-        if k > order:
-            raise ValueError(f"attribute '{key}' is of order {k} but the complex "
-                             f"has order {order}")
-        value = getattr(data, key, None)
-        if not isinstance(value, Tensor) or value.dim() == 0 or \
-                value.size(0) != counts[k]:
-            shape = list(value.shape) if isinstance(value, Tensor) else None
-            raise ValueError(f"attribute '{key}' must be a tensor with N_{k} = "
-                             f"{counts[k]} rows (got {shape if shape else value!r})")
+    moved = simplex_attr_orders(data, attrs, 'ReorderSimplices')
 
     rank = _vertex_rank(data, counts[0])
     device = data.hodge_index_0.device
@@ -162,60 +154,11 @@ def reorder_simplices(
                 done[id(index)] = (new, sort)
             out[key], sort = done[id(index)]
             out[f'{name}_weight_{k}'] = data[f'{name}_weight_{k}'][sort]
-    for key, k in _moved_attrs(data, counts, attrs).items():
-        value = data[key]
-        out[key] = value[perms[k].to(value.device)]
+    for key, k in moved.items():
+        if k != GRAPH_EDGES and k > 0:
+            value = data[key]
+            out[key] = value[perms[k].to(value.device)]
     return out, perms
-
-
-def _moved_attrs(data: SimplicialComplexData, counts: List[int],
-                 attrs: Dict[str, int]) -> Dict[str, int]:
-    # The attributes besides simplices_k and the operators that move with the
-    # k-simplices, mapped to k: the features x_k, those attrs names with k >= 1,
-    # and every other tensor concatenated along its first dimension (PyG's
-    # __cat_dim__; not index tensors) whose length is N_k of one order k >= 1
-    # only. A length also found elsewhere is ambiguous (warned, copied); a length
-    # of 0 or 1 needs no move.
-    moved = {key: k for key, k in attrs.items() if k > 0}
-    edge_index = data._store.get('edge_index')
-    num_edges = edge_index.size(1) if isinstance(edge_index, Tensor) and \
-        edge_index.dim() == 2 else None
-    for key, value in data._store.items():
-        feature = _FEATURE.fullmatch(key)
-        if feature is not None:
-            if value is not None and 1 <= int(feature.group(1)) < len(counts):
-                moved[key] = int(feature.group(1))
-            continue
-        if key in attrs or _COMPUTED.fullmatch(key) or not isinstance(value, Tensor) \
-                or value.dim() == 0 or value.size(0) <= 1 or \
-                data.__cat_dim__(key, value) != 0:
-            continue
-        orders = [k for k, count in enumerate(counts) if count == value.size(0)]
-        if not any(orders):  # no order k >= 1
-            continue
-        if len(orders) == 1 and not (num_edges == value.size(0) and 'edge' in key):
-            moved[key] = orders[0]
-            continue
-        places = [f'N_{k}' for k in orders] + (
-            ["edge_index's columns"] if num_edges == value.size(0) else [])
-        warnings.warn(f"ReorderSimplices copies '{key}' unchanged: its "
-                      f"{value.size(0)} rows match {' and '.join(places)}; name its "
-                      f"order in attrs (e.g. attrs={{'{key}': {orders[-1]}}}, or 0 "
-                      f"to copy it) to settle it")
-    return moved
-
-
-def _check_attrs(attrs: Optional[Dict[str, int]]) -> Dict[str, int]:
-    if attrs is None:
-        return {}
-    if not isinstance(attrs, dict):
-        raise TypeError(f"attrs must be a dict of attribute names to orders, not "
-                        f"{type(attrs).__name__}")
-    for key, k in attrs.items():
-        if not isinstance(key, str):
-            raise TypeError(f"attrs keys must be attribute names, got {key!r}")
-        check_int(k, f"the order of attribute '{key}' (0: copied)", minimum=0)
-    return dict(attrs)
 
 
 def _vertex_rank(data: SimplicialComplexData, num_nodes: int) -> np.ndarray:

@@ -1,0 +1,129 @@
+r"""Which attributes of a complex belong to its simplices, row by row."""
+import warnings
+from typing import Dict, Optional, Union
+
+from torch import Tensor
+
+from torch_geometric_san.data.simplicial_complex_data import (_COMPUTED, _FEATURE,
+                                                              SimplicialComplexData)
+from torch_geometric_san.utils.validation import check_int
+
+#: The owner of the rows of attributes that follow the columns of a graph's
+#: ``edge_index`` kept on the complex (a lifted graph's edge attributes).
+GRAPH_EDGES = 'edge_index'
+
+
+def _check_attr_orders(attrs: Optional[Dict[str, int]]) -> Dict[str, int]:
+    r"""Checks an :obj:`attrs` argument (attribute names to orders) and returns a
+    copy of it.
+
+    Args:
+        attrs (Dict[str, int], optional): The orders that settle attributes whose
+            first dimension alone does not tell it.
+
+    Returns:
+        Dict[str, int]: A copy (empty for :obj:`None`).
+
+    Raises:
+        TypeError: If :obj:`attrs` is not a dict of names to ints.
+        ValueError: If an order is negative.
+    """
+    if attrs is None:
+        return {}
+    if not isinstance(attrs, dict):
+        raise TypeError(f"attrs must be a dict of attribute names to orders, not "
+                        f"{type(attrs).__name__}")
+    for key, k in attrs.items():
+        if not isinstance(key, str):
+            raise TypeError(f"attrs keys must be attribute names, got {key!r}")
+        check_int(k, f"the order of attribute '{key}' (0: the vertices)", minimum=0)
+    return dict(attrs)
+
+
+def simplex_attr_orders(
+    data: SimplicialComplexData,
+    attrs: Optional[Dict[str, int]] = None,
+    who: str = 'this',
+) -> Dict[str, Union[int, str]]:
+    r"""The attributes of :obj:`data` whose rows belong to its simplices, each
+    mapped to the order :math:`k` of the simplices its rows follow, or to
+    :obj:`GRAPH_EDGES` for the columns of a graph's ``edge_index`` kept on the
+    complex. The one rule by which
+    :class:`~torch_geometric_san.transforms.ReorderSimplices` and the neighbour
+    loader's :func:`~torch_geometric_san.loader.simplicial_subcomplex` move or
+    select attributes with their simplices:
+
+    * ``x_k`` belongs to order :math:`k` by its name, and every attribute named in
+      :obj:`attrs` to the order given there;
+    * any other tensor concatenated along its first dimension (PyG's
+      :meth:`__cat_dim__` is 0, so not index tensors) with more than one row
+      belongs to the one order :math:`k` (vertices included) with :math:`N_k`
+      rows, or to the graph's edges if its rows are as many as the columns of
+      ``edge_index``, as PyG tells node from edge attributes by their sizes;
+    * where several of these match, the name decides as in PyG (a key containing
+      ``edge`` belongs to the graph's edges, another one to the only other match);
+      if it does not, the attribute is ambiguous: it is left out, with a warning
+      that says how :obj:`attrs` settles it;
+    * the attributes the constructors compute (``simplices_k``, operators,
+      spectra), ``edge_index`` itself and everything else are left out.
+
+    Args:
+        data (SimplicialComplexData): One complex.
+        attrs (Dict[str, int], optional): Orders of attributes whose first
+            dimension alone does not tell it; each must have :math:`N_k` rows.
+            (default: :obj:`None`)
+        who (str, optional): What copies ambiguous attributes, for the warning.
+            (default: :obj:`'this'`)
+
+    Returns:
+        Dict[str, Union[int, str]]: The owner of each per-simplex attribute.
+
+    Raises:
+        ValueError: If an attribute of :obj:`attrs` is missing, of an order above
+            the complex's, or does not have :math:`N_k` rows.
+    """
+    attrs = _check_attr_orders(attrs)
+    counts = [data.num_simplices(k) for k in range(data.order + 1)]
+    for key, k in attrs.items():
+        if k >= len(counts):
+            raise ValueError(f"attribute '{key}' is of order {k} but the complex "
+                             f"has order {data.order}")
+        value = data._store.get(key)
+        if not isinstance(value, Tensor) or value.dim() == 0 or \
+                value.size(0) != counts[k]:
+            shape = list(value.shape) if isinstance(value, Tensor) else None
+            raise ValueError(f"attribute '{key}' must be a tensor with N_{k} = "
+                             f"{counts[k]} rows (got {shape if shape else value!r})")
+    graph = data._store.get('edge_index')
+    num_edges = graph.size(1) if isinstance(graph, Tensor) and graph.dim() == 2 \
+        else None
+    owners: Dict[str, Union[int, str]] = dict(attrs)
+    for key, value in data._store.items():
+        feature = _FEATURE.fullmatch(key)
+        if key in attrs or key == 'edge_index' or _COMPUTED.fullmatch(key):
+            continue
+        if feature is not None:
+            if isinstance(value, Tensor) and int(feature.group(1)) < len(counts):
+                owners[key] = int(feature.group(1))
+            continue
+        if not isinstance(value, Tensor) or value.dim() == 0 or \
+                value.size(0) <= 1 or data.__cat_dim__(key, value) != 0:
+            continue
+        matches = [k for k, count in enumerate(counts) if count == value.size(0)]
+        others = list(matches)
+        if num_edges == value.size(0):
+            matches.append(GRAPH_EDGES)
+        if len(matches) == 1:
+            owners[key] = matches[0]
+        elif GRAPH_EDGES in matches and 'edge' in key:
+            owners[key] = GRAPH_EDGES
+        elif GRAPH_EDGES in matches and len(others) == 1:
+            owners[key] = others[0]
+        elif matches:
+            places = [f'N_{k}' if k != GRAPH_EDGES else "edge_index's columns"
+                      for k in matches]
+            warnings.warn(f"{who} copies '{key}' unchanged: its {value.size(0)} "
+                          f"rows match {' and '.join(places)}; name its order in "
+                          f"attrs (e.g. attrs={{'{key}': {others[-1]}}}) to "
+                          f"settle it")
+    return owners
