@@ -94,7 +94,7 @@ def simplex_attr_orders(
             shape = list(value.shape) if isinstance(value, Tensor) else None
             raise ValueError(f"attribute '{key}' must be a tensor with N_{k} = "
                              f"{counts[k]} rows (got {shape if shape else value!r})")
-    graph = data._store.get('edge_index')
+    graph = data.edge_index
     num_edges = graph.size(1) if isinstance(graph, Tensor) and graph.dim() == 2 \
         else None
     owners: Dict[str, Union[int, str]] = dict(attrs)

@@ -140,7 +140,7 @@ class SimplicialNeighborLoader(torch.utils.data.DataLoader):
         self.simplex_sampler = SimplicialNeighborSampler(data, order, num_neighbors)
         self.adjacency = [SimplicialAdjacency(data, j) for j in range(order)] + [
             self.simplex_sampler.adjacency]
-        graph = data._store.get('edge_index')  # a lifted graph's, kept on the complex
+        graph = data.edge_index  # a lifted graph's, kept on the complex (or None)
         self.edge_rows = (edge_rows(graph, data.num_simplices(0))
                           if isinstance(graph, Tensor) else None)
         self.attr_orders = simplex_attr_orders(data, attrs, 'SimplicialNeighborLoader')

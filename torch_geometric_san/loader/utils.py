@@ -254,7 +254,7 @@ def simplicial_subcomplex(data: SimplicialComplexData, order: int, n_id: Tensor,
     if attr_orders is None:
         attr_orders = simplex_attr_orders(data, who='simplicial_subcomplex')
     rows: Dict[Union[int, str], Tensor] = dict(enumerate(ids))
-    if isinstance(data._store.get('edge_index'), Tensor):
+    if isinstance(data.edge_index, Tensor):
         edge_index = data.edge_index
         if graph_rows is None:
             graph_rows = edge_rows(edge_index, data.num_simplices(0))
