@@ -66,6 +66,9 @@ def test_the_graph_edges_and_the_name_rule():
     ({'y': 3}, ValueError, "attribute 'y' is of order 3 but the complex has order 2"),
     ({'y': 2}, ValueError, r"attribute 'y' must be a tensor with N_2 = 2 rows "
                            r"\(got \[5\]\)"),
+    ({'simplices_1': 1}, ValueError, "attrs names 'simplices_1', which follows its "
+                                     "simplices by construction"),
+    ({'edge_index': 1}, ValueError, "attrs names 'edge_index'"),
     ({'missing': 1}, ValueError, "attribute 'missing' must be a tensor with N_1 = 5 "
                                  "rows"),
 ])

@@ -79,12 +79,16 @@ def simplex_attr_orders(
         Dict[str, Union[int, str]]: The owner of each per-simplex attribute.
 
     Raises:
-        ValueError: If an attribute of :obj:`attrs` is missing, of an order above
-            the complex's, or does not have :math:`N_k` rows.
+        ValueError: If an attribute of :obj:`attrs` is missing, computed by the
+            constructors (or ``edge_index``), of an order above the complex's, or
+            does not have :math:`N_k` rows.
     """
     attrs = _check_attr_orders(attrs)
     counts = [data.num_simplices(k) for k in range(data.order + 1)]
     for key, k in attrs.items():
+        if key == 'edge_index' or _COMPUTED.fullmatch(key):
+            raise ValueError(f"attrs names '{key}', which follows its simplices by "
+                             f"construction; name only other attributes")
         if k >= len(counts):
             raise ValueError(f"attribute '{key}' is of order {k} but the complex "
                              f"has order {data.order}")
