@@ -5,7 +5,7 @@ import warnings
 
 import pytest
 import torch
-from torch_geometric.data import Data
+from torch_geometric.data import Batch, Data
 from torch_geometric.utils import erdos_renyi_graph, to_networkx
 
 from torch_geometric_san.data import SimplicialComplexData
@@ -138,6 +138,42 @@ def test_a_lifted_graph_keeps_its_induced_subgraph(k):
     for key, value in sub.items():
         assert torch.equal(indexed[key], value) if isinstance(value, torch.Tensor) \
             else indexed[key] == value, key
+
+
+def test_a_mask_gives_the_same_subcomplex_as_its_ids(planar):
+    n_id = sample(planar, 1).sort().values
+    mask = torch.zeros(planar.num_simplices(1), dtype=torch.bool)
+    mask[n_id] = True
+    by_ids, by_mask = (simplicial_subcomplex(planar, 1, ids) for ids in (n_id, mask))
+    for key, value in by_ids.items():
+        assert torch.equal(by_mask[key], value) if isinstance(value, torch.Tensor) \
+            else by_mask[key] == value, key
+    assert torch.equal(simplicial_subcomplex(planar, 1, n_id.int()).n_id, n_id)
+
+
+@pytest.mark.parametrize('args, error, pattern', [
+    (lambda d: (d, -1, torch.tensor([0])), ValueError, 'order must be at least 0'),
+    (lambda d: (d, 3, torch.tensor([0])), ValueError, 'order must be at most 2'),
+    (lambda d: (d, 1.0, torch.tensor([0])), TypeError, 'order must be an int'),
+    (lambda d: (d, 1, torch.tensor([0, 0])), ValueError,
+     'n_id holds repeated ids; each 1-simplex can be taken once'),
+    (lambda d: (d, 1, torch.tensor([-1])), ValueError, r'n_id holds ids outside \[0, '),
+    (lambda d: (d, 1, torch.tensor([d.num_simplices(1)])), ValueError, 'outside'),
+    (lambda d: (d, 1, torch.tensor([0., 1.])), TypeError,
+     'n_id must be a boolean mask or a 1-D integer tensor'),
+    (lambda d: (d, 1, torch.tensor([[0, 1]])), TypeError, '1-D integer tensor'),
+    (lambda d: (d, 1, [0, 1]), TypeError, 'n_id must be a tensor'),
+    (lambda d: (d, 1, torch.ones(3, dtype=torch.bool)), ValueError,
+     r'the mask n_id must have shape \['),
+    (lambda d: (Data(num_nodes=3), 1, torch.tensor([0])), TypeError,
+     'data must be a SimplicialComplexData, not Data'),
+    (lambda d: (Batch.from_data_list([d, d]), 1, torch.tensor([0])), TypeError,
+     'data is a batch of complexes; sample one complex'),
+])
+def test_bad_input_is_rejected(planar, assert_rejected, args, error, pattern):
+    # Before, these failed inside index_select or, for order -1, repeated ids and a
+    # batch, returned a sub-complex without a word.
+    assert_rejected(simplicial_subcomplex, args(planar), {}, error, pattern)
 
 
 @pytest.mark.parametrize('edge_index, error, message', [

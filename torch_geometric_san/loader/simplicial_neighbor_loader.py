@@ -7,8 +7,8 @@ from torch import Tensor
 from torch_geometric_san.data import SimplicialComplexData, simplex_attr_orders
 from torch_geometric_san.loader.simplicial_neighbor_sampler import \
     SimplicialNeighborSampler
-from torch_geometric_san.loader.utils import (SimplicialAdjacency, edge_rows,
-                                              simplicial_subcomplex)
+from torch_geometric_san.loader.utils import (SimplicialAdjacency, _check_one_complex,
+                                              _simplex_ids, _subcomplex, edge_rows)
 from torch_geometric_san.utils.validation import check_int
 
 __all__ = ["PermutationSampler", "SimplicialNeighborLoader"]
@@ -121,9 +121,7 @@ class SimplicialNeighborLoader(torch.utils.data.DataLoader):
             if name in kwargs:
                 raise TypeError(f"SimplicialNeighborLoader sets '{name}' itself; "
                                 f"pass the seeds as input_simplices")
-        if not isinstance(data, SimplicialComplexData):
-            raise TypeError(f"data must be a SimplicialComplexData, not "
-                            f"{type(data).__name__}")
+        _check_one_complex(data)
         check_int(order, 'order', minimum=0, maximum=data.order)
         if f'spectrum_{order}' not in data:
             raise ValueError(f"the complex has no 'spectrum_{order}' (the largest "
@@ -136,7 +134,9 @@ class SimplicialNeighborLoader(torch.utils.data.DataLoader):
         self.data = data
         self.order = order
         self.transform = transform
-        self.input_ids = _seed_ids(input_simplices, data.num_simplices(order), order)
+        self.input_ids = torch.arange(data.num_simplices(order)) \
+            if input_simplices is None else _simplex_ids(
+                input_simplices, data.num_simplices(order), order, 'input_simplices')
         self.simplex_sampler = SimplicialNeighborSampler(data, order, num_neighbors)
         self.adjacency = [SimplicialAdjacency(data, j) for j in range(order)] + [
             self.simplex_sampler.adjacency]
@@ -163,8 +163,8 @@ class SimplicialNeighborLoader(torch.utils.data.DataLoader):
         """
         seeds = self.input_ids[torch.as_tensor(index, dtype=torch.long)]
         n_id, num_sampled = self.simplex_sampler.sample(seeds)
-        batch = simplicial_subcomplex(self.data, self.order, n_id, self.adjacency,
-                                      self.edge_rows, self.attr_orders)
+        batch = _subcomplex(self.data, self.order, n_id, self.adjacency,
+                           self.edge_rows, self.attr_orders)
         batch.batch_size = seeds.numel()
         batch.num_sampled_simplices = num_sampled
         return batch if self.transform is None else self.transform(batch)
@@ -203,31 +203,3 @@ class PermutationSampler(torch.utils.data.Sampler):
         order = torch.randperm(self.n, generator=self.generator)
         for part in order.split(self.chunk):
             yield from part.tolist()
-
-
-def _seed_ids(input_simplices: Optional[Tensor], n: int, order: int) -> Tensor:
-    # The seed ids [B] of a mask or an index, checked.
-    if input_simplices is None:
-        return torch.arange(n)
-    if not isinstance(input_simplices, Tensor):
-        raise TypeError(f"input_simplices must be a tensor (a boolean mask or ids of "
-                        f"{order}-simplices), not {type(input_simplices).__name__}")
-    if input_simplices.dtype == torch.bool:
-        if input_simplices.shape != (n, ):
-            raise ValueError(f"the mask input_simplices must have shape [{n}] (the "
-                             f"{order}-simplices), got {list(input_simplices.shape)}")
-        return input_simplices.nonzero().view(-1)
-    if input_simplices.is_floating_point() or input_simplices.is_complex() or \
-            input_simplices.dim() != 1:
-        raise TypeError(f"input_simplices must be a boolean mask or a 1-D integer "
-                        f"tensor of ids, got dtype {input_simplices.dtype} and shape "
-                        f"{list(input_simplices.shape)}")
-    ids = input_simplices.to(torch.long)
-    if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= n):
-        raise ValueError(f"input_simplices holds ids outside [0, {n}) (min "
-                         f"{int(ids.min())}, max {int(ids.max())}), the "
-                         f"{order}-simplices of the complex")
-    if torch.unique(ids).numel() != ids.numel():
-        raise ValueError("input_simplices holds repeated ids; each seed must be "
-                         "distinct")
-    return ids.clone()

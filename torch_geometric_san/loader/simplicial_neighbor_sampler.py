@@ -5,7 +5,7 @@ import torch
 from torch import Tensor
 
 from torch_geometric_san.data import SimplicialComplexData
-from torch_geometric_san.loader.utils import SimplicialAdjacency
+from torch_geometric_san.loader.utils import SimplicialAdjacency, _check_one_complex
 from torch_geometric_san.utils.validation import check_int
 
 __all__ = ["SimplicialNeighborSampler"]
@@ -61,11 +61,7 @@ class SimplicialNeighborSampler:
     def __init__(self, data: SimplicialComplexData, order: int,
                  num_neighbors: Sequence[int],
                  adjacency: Optional[SimplicialAdjacency] = None):
-        if not isinstance(data, SimplicialComplexData):
-            raise TypeError(f"data must be a SimplicialComplexData, not "
-                            f"{type(data).__name__}")
-        if hasattr(data, 'num_graphs'):
-            raise TypeError("data is a batch of complexes; sample one complex")
+        _check_one_complex(data)
         self.order = check_int(order, 'order', minimum=0, maximum=data.order)
         if isinstance(num_neighbors, (str, bytes, Tensor)) or \
                 not isinstance(num_neighbors, Sequence):

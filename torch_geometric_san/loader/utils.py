@@ -2,7 +2,7 @@ r"""The neighbours of the simplices of a complex, from its boundary matrices, an
 sub-complex of a sample of simplices with the operators of the full complex
 restricted to it."""
 import re
-from typing import Dict, List, Optional, Tuple, Union
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 import numpy as np
 import scipy.sparse as sp
@@ -11,7 +11,7 @@ from torch import Tensor
 
 from torch_geometric_san.data import SimplicialComplexData
 from torch_geometric_san.data.attributes import GRAPH_EDGES, simplex_attr_orders
-from torch_geometric_san.utils.validation import check_edge_index
+from torch_geometric_san.utils.validation import check_edge_index, check_int
 
 __all__ = ["SimplicialAdjacency", "simplicial_subcomplex", "edge_rows"]
 
@@ -218,8 +218,8 @@ def simplicial_subcomplex(data: SimplicialComplexData, order: int, n_id: Tensor,
         data (SimplicialComplexData): One complex (not a batch), with its
             ``spectrum_j``.
         order (int): The order :math:`k` of :obj:`n_id`.
-        n_id (torch.Tensor): Distinct ids of k-simplices :obj:`[M]`
-            (:obj:`torch.long`).
+        n_id (torch.Tensor): Distinct ids of k-simplices :obj:`[M]` (any integer
+            dtype), or a boolean mask :obj:`[N_k]` of them.
         adjacency (List[SimplicialAdjacency], optional): The adjacency of each order
             :math:`0..k` of :obj:`data`; built where missing (a loader builds them
             once).
@@ -236,6 +236,13 @@ def simplicial_subcomplex(data: SimplicialComplexData, order: int, n_id: Tensor,
         SimplicialComplexData: The sub-complex of order :math:`k`, with ``n_id``
         (:obj:`n_id`) and ``n_id_j`` for :math:`j < k`.
 
+    Raises:
+        TypeError: If :obj:`data` is not one
+            :class:`~torch_geometric_san.data.SimplicialComplexData` (a batch is
+            refused), or :obj:`n_id` is not a mask or a 1-D integer tensor.
+        ValueError: If :obj:`order` is out of range, or :obj:`n_id` holds ids out
+            of range or repeated, or is a mask of the wrong size.
+
     Example:
         >>> data = SimplicialComplexData.from_simplices([[0, 1, 2], [1, 2, 3]],
         ...                                             close=True)
@@ -247,6 +254,19 @@ def simplicial_subcomplex(data: SimplicialComplexData, order: int, n_id: Tensor,
         (tensor([[0, 1],
                 [0, 1]]), tensor([2., 2.]))
     """
+    _check_one_complex(data)
+    check_int(order, 'order', minimum=0, maximum=data.order)
+    n_id = _simplex_ids(n_id, data.num_simplices(order), order, 'n_id')
+    return _subcomplex(data, order, n_id, adjacency, graph_rows, attr_orders)
+
+
+def _subcomplex(data: SimplicialComplexData, order: int, n_id: Tensor,
+                adjacency: Optional[List[SimplicialAdjacency]],
+                graph_rows: Optional[Tuple[Tensor, Tensor]],
+                attr_orders: Optional[Dict[str, Union[int, str]]]
+                ) -> SimplicialComplexData:
+    # simplicial_subcomplex without the checks of its input (the loader's n_id
+    # come from its sampler, valid by construction).
     ids = _closure(data, order, n_id)
     if adjacency is None:
         adjacency = [SimplicialAdjacency(data, j) for j in range(order + 1)]
@@ -296,6 +316,38 @@ def simplicial_subcomplex(data: SimplicialComplexData, order: int, n_id: Tensor,
     for j in range(order):
         out[f'n_id_{j}'] = ids[j]
     return out
+
+
+def _check_one_complex(data: Any) -> None:
+    # The sampled complex: one SimplicialComplexData, not a batch.
+    if not isinstance(data, SimplicialComplexData):
+        raise TypeError(f"data must be a SimplicialComplexData, not "
+                        f"{type(data).__name__}")
+    if hasattr(data, 'num_graphs'):
+        raise TypeError("data is a batch of complexes; sample one complex")
+
+
+def _simplex_ids(value: Any, n: int, order: int, name: str) -> Tensor:
+    # Distinct ids of k-simplices [M] (long) from a boolean mask [N_k] or ids, checked.
+    if not isinstance(value, Tensor):
+        raise TypeError(f"{name} must be a tensor (a boolean mask or ids of "
+                        f"{order}-simplices), not {type(value).__name__}")
+    if value.dtype == torch.bool:
+        if value.shape != (n, ):
+            raise ValueError(f"the mask {name} must have shape [{n}] (the "
+                             f"{order}-simplices), got {list(value.shape)}")
+        return value.nonzero().view(-1)
+    if value.is_floating_point() or value.is_complex() or value.dim() != 1:
+        raise TypeError(f"{name} must be a boolean mask or a 1-D integer tensor of "
+                        f"ids, got dtype {value.dtype} and shape {list(value.shape)}")
+    ids = value.to(torch.long)
+    if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= n):
+        raise ValueError(f"{name} holds ids outside [0, {n}) (min {int(ids.min())}, "
+                         f"max {int(ids.max())}), the {order}-simplices of the complex")
+    if torch.unique(ids).numel() != ids.numel():
+        raise ValueError(f"{name} holds repeated ids; each {order}-simplex can be "
+                         f"taken once")
+    return ids.clone()
 
 
 def edge_rows(edge_index: Tensor, num_nodes: int) -> Tuple[Tensor, Tensor]:
