@@ -140,6 +140,16 @@ def test_a_lifted_graph_keeps_its_induced_subgraph(k):
             else indexed[key] == value, key
 
 
+@pytest.mark.parametrize('data, error, pattern', [
+    (lambda d: Data(num_nodes=3), TypeError,
+     'data must be a SimplicialComplexData, not Data'),
+    (lambda d: Batch.from_data_list([d, d]), TypeError,
+     'data is a batch of complexes; sample one complex'),
+])
+def test_adjacency_of_one_complex_only(planar, assert_rejected, data, error, pattern):
+    assert_rejected(SimplicialAdjacency, (data(planar), 1), {}, error, pattern)
+
+
 def test_a_mask_gives_the_same_subcomplex_as_its_ids(planar):
     n_id = sample(planar, 1).sort().values
     mask = torch.zeros(planar.num_simplices(1), dtype=torch.bool)

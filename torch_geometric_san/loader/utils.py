@@ -55,8 +55,16 @@ class SimplicialAdjacency:
         data (SimplicialComplexData): One complex, with its boundaries (it is not
             modified).
         order (int): The order :math:`j`.
+
+    Raises:
+        TypeError: If :obj:`data` is not one
+            :class:`~torch_geometric_san.data.SimplicialComplexData` (a batch is
+            refused) or :obj:`order` is not an int.
+        ValueError: If :obj:`order` is out of range, or the complex is not on the
+            CPU.
     """
     def __init__(self, data: SimplicialComplexData, order: int):
+        _check_one_complex(data)
         n = data.num_simplices(order)
         devices = {value.device for value in data._store.values()
                    if isinstance(value, Tensor)}
