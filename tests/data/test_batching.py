@@ -217,6 +217,11 @@ BATCHING_CASES = {
         [SimplicialComplexData.from_simplices([[0, 1]])]), 2), {}, TypeError,
         "data is a batch"),
     'batch-nothing': (batch_complexes, ([], ), {}, ValueError, "data_list is empty"),
+    'batch-one-complex': (batch_complexes, (SimplicialComplexData.from_simplices(
+        [[0, 1]]), ), {}, TypeError, "data_list must be a list of complexes, not "
+        "SimplicialComplexData"),
+    'batch-a-number': (batch_complexes, (3, ), {}, TypeError,
+                       "data_list must be a list of complexes, not int"),
     'batch-a-graph': (batch_complexes, ([SimplicialComplexData.from_simplices([[0, 1]]),
                                          Data(num_nodes=3)], ), {}, TypeError,
                       r"data_list\[1\] must be a SimplicialComplexData, not Data"),

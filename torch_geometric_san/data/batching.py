@@ -12,10 +12,12 @@ same order. :func:`pad_order` pads one complex with empty orders
 :class:`~torch_geometric_san.transforms.LiftToCliqueComplex` do), and
 :func:`batch_complexes` pads a list to its highest order and batches it.
 """
+import collections.abc
 import copy
 from typing import Iterable, List, Optional, Sequence
 
 from torch_geometric.data import Batch
+from torch_geometric.data.data import BaseData
 
 from torch_geometric_san.data.simplicial_complex_data import SimplicialComplexData
 from torch_geometric_san.utils.validation import check_int
@@ -90,7 +92,7 @@ def batch_complexes(data_list: Sequence[SimplicialComplexData],
         torch_geometric.data.Batch: The batch, of the highest order of the list.
 
     Raises:
-        TypeError: If an element is not a single complex.
+        TypeError: If :obj:`data_list` is not a list of single complexes.
         ValueError: If :obj:`data_list` is empty.
 
     Example:
@@ -100,6 +102,10 @@ def batch_complexes(data_list: Sequence[SimplicialComplexData],
         >>> batch.order, batch.simplex_batch(1).tolist(), batch.simplex_batch(2)
         (2, [0, 1, 1, 1], tensor([1]))
     """
+    if isinstance(data_list, BaseData) or \
+            not isinstance(data_list, collections.abc.Iterable):
+        raise TypeError(f"data_list must be a list of complexes, not "
+                        f"{type(data_list).__name__}")
     data_list = list(data_list)
     if not data_list:
         raise ValueError("data_list is empty: a batch needs at least one complex")
