@@ -8,7 +8,7 @@ import torch
 from torch_geometric.loader import DataLoader
 
 from torch_geometric_san.data import SimplicialComplexData
-from torch_geometric_san.sparse import SimplicialOperators, as_operators
+from torch_geometric_san.sparse import SimplicialOperators, SparseOperator, as_operators
 
 
 def complex_(dtype=torch.float64):
@@ -133,3 +133,21 @@ def test_reoriented_shares_the_operators_and_validates():
         ops.reoriented(torch.ones(1, 5, dtype=torch.bool))
     with pytest.raises(TypeError, match='tensor or None'):
         ops.reoriented([[1] * 5])
+
+
+@pytest.mark.parametrize('args, error, pattern', [
+    (lambda op: (4, op), ValueError, r"'up' must have shape \[N_k, N_k\] = \[4, 4\] "
+                                     r"for num_simplices=4, got \[3, 3\]"),
+    (lambda op: (3, None, None, None,
+                 SparseOperator(torch.zeros(2, 0, dtype=torch.long), None, (2, 4))),
+     ValueError, r"'boundary' must have shape \[\*, N_k\] = \[2, 3\]"),
+    (lambda op: (3, 'L'), TypeError, "'up' must be a SparseOperator or None, not str"),
+    (lambda op: (3.0, op), TypeError, 'num_simplices must be an int, not float'),
+    (lambda op: (-1, ), ValueError, 'num_simplices must be at least 0'),
+])
+def test_a_value_of_operators_that_do_not_fit_is_refused(args, error, pattern):
+    # Before, the layers failed later on another operator's row count, or on an
+    # attribute of a str.
+    op = SparseOperator(torch.tensor([[0, 1, 2], [1, 2, 0]]), torch.ones(3), 3)
+    with pytest.raises(error, match=pattern):
+        SimplicialOperators(*args(op))

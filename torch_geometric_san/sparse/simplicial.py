@@ -7,6 +7,7 @@ from torch import Tensor
 from torch_geometric.typing import SparseTensor
 
 from torch_geometric_san.sparse.operator import SparseOperator
+from torch_geometric_san.utils.validation import check_int
 
 __all__ = ["SimplicialOperators", "as_operators"]
 
@@ -72,6 +73,15 @@ class SimplicialOperators:
         boundary (SparseOperator, optional): :math:`\mathbf{B}_k`.
         coboundary (SparseOperator, optional): :math:`\mathbf{B}_{k+1}^{\top}`.
 
+    Raises:
+        TypeError: If an operator is not a
+            :class:`~torch_geometric_san.sparse.SparseOperator` (or :obj:`None`),
+            or :obj:`num_simplices` not an int.
+        ValueError: If an operator's shape does not fit :obj:`num_simplices`
+            (:obj:`[N_k, N_k]` for the Laplacians, :obj:`N_k` columns for the
+            boundary and coboundary). The entries are not read: the value costs
+            no pass over them.
+
     Example:
         >>> from torch_geometric_san.data import SimplicialComplexData
         >>> data = SimplicialComplexData.from_simplices([[0, 1, 2]], close=True)
@@ -86,7 +96,11 @@ class SimplicialOperators:
                  hodge: Optional[SparseOperator] = None,
                  boundary: Optional[SparseOperator] = None,
                  coboundary: Optional[SparseOperator] = None):
-        self.num_simplices = num_simplices
+        self.num_simplices = check_int(num_simplices, 'num_simplices', minimum=0)
+        for name, op, square in (('up', up, True), ('down', down, True),
+                                 ('hodge', hodge, True), ('boundary', boundary, False),
+                                 ('coboundary', coboundary, False)):
+            _check_operator(op, name, num_simplices, square)
         self.orientation: Optional[Tensor] = None
         self.up = up
         self.down = down
@@ -275,3 +289,18 @@ def as_operators(num_simplices: int, ops: Any, args: Tuple[Any, ...],
 
 
 torch.serialization.add_safe_globals([SimplicialOperators, SparseOperator])
+
+
+def _check_operator(op: Any, name: str, n: int, square: bool) -> None:
+    # An operator of the value: None, or a SparseOperator of shape [N, N] (square)
+    # or [*, N] (the boundary B_k and the coboundary B_{k+1}^T act on k-chains).
+    if op is None:
+        return
+    if not isinstance(op, SparseOperator):
+        raise TypeError(f"'{name}' must be a SparseOperator or None, not "
+                        f"{type(op).__name__}")
+    expected = (n, n) if square else (op.shape[0], n)
+    if tuple(op.shape) != expected:
+        shape = '[N_k, N_k]' if square else '[*, N_k]'
+        raise ValueError(f"'{name}' must have shape {shape} = {list(expected)} for "
+                         f"num_simplices={n}, got {list(op.shape)}")
