@@ -156,6 +156,46 @@ def check_float_tensor(value: Any, name: str) -> torch.Tensor:
     return value
 
 
+def check_batch(batch: Any, num_items: int, num_graphs: Any) -> Optional[int]:
+    r"""Checks a batch vector (the complex of each of :obj:`num_items` simplices)
+    and a number of complexes, as the readouts take them.
+
+    Args:
+        batch (torch.Tensor, optional): :obj:`[num_items]` integer ids, or
+            :obj:`None` (one complex).
+        num_items (int): The number of simplices.
+        num_graphs (int, optional): The number of complexes, or :obj:`None`.
+
+    Returns:
+        int, optional: :obj:`num_graphs`.
+
+    Raises:
+        TypeError: If :obj:`batch` is not an integer tensor or :obj:`num_graphs`
+            not an int.
+        ValueError: If :obj:`batch` has another length or negative ids, or
+            :obj:`num_graphs` does not exceed its largest id.
+    """
+    if num_graphs is not None:
+        num_graphs = check_int(num_graphs, 'num_graphs', minimum=1)
+    if batch is None:
+        return num_graphs
+    if not isinstance(batch, torch.Tensor) or batch.is_floating_point() or \
+            batch.is_complex() or batch.dtype == torch.bool:
+        got = batch.dtype if isinstance(batch, torch.Tensor) else type(batch).__name__
+        raise TypeError(f"'batch' must be an integer tensor (got {got})")
+    if batch.shape != (num_items, ):
+        raise ValueError(f"'batch' must have shape [{num_items}], one complex id per "
+                         f"simplex (got {list(batch.shape)})")
+    if num_items:
+        low, high = int(batch.min()), int(batch.max())
+        if low < 0:
+            raise ValueError(f"'batch' holds a negative complex id ({low})")
+        if num_graphs is not None and high >= num_graphs:
+            raise ValueError(f"'batch' holds complex id {high}, but num_graphs is "
+                             f"{num_graphs}")
+    return num_graphs
+
+
 #: Bytes a complex needs per vertex at the least (vertex ids, the index pointers
 #: of the order-0 operators, a batch vector), for :func:`check_num_nodes`.
 _BYTES_PER_VERTEX = 64

@@ -257,6 +257,32 @@ def test_invalid_arguments(kit):
     assert str(model) == "SAN(3, 1, num_layers=1, order=2, readout=None)"
 
 
+@pytest.mark.parametrize('change, error, pattern', [
+    (lambda n: dict(x=torch.randn(n, dtype=torch.float64)), ValueError,
+     r"'x' must have shape \[N, 3\] or \[B, N, 3\] \(got \[\d+\]\)"),
+    (lambda n: dict(batch=torch.zeros(3, dtype=torch.long)), ValueError,
+     r"'batch' must have shape \[\d+\], one complex id per simplex \(got \[3\]\)"),
+    (lambda n: dict(batch=torch.zeros(n)), TypeError,
+     r"'batch' must be an integer tensor \(got torch.float32\)"),
+    (lambda n: dict(batch=torch.full((n, ), -1)), ValueError, "negative complex id"),
+    (lambda n: dict(num_graphs=0), ValueError, "num_graphs must be at least 1, got 0"),
+    (lambda n: dict(batch=torch.arange(n), num_graphs=5), ValueError,
+     "'batch' holds complex id \\d+, but num_graphs is 5"),
+])
+def test_bad_signals_and_batch_vectors_are_refused(kit, change, error, pattern):
+    # Before, these failed inside torch: an IndexError for a 1-D x, and scatter's
+    # own errors for the batch vector and num_graphs of the readout.
+    data = with_signal(kit.delaunay(10))
+    n = data.num_simplices(1)
+    model = SAN(3, 8, 1, 2, readout='sum').double()
+    args = dict(x=data.x_1, batch=torch.zeros(n, dtype=torch.long), num_graphs=None)
+    args.update(change(n))
+    with pytest.raises(error, match=pattern):
+        model(args['x'], data.operators(1), batch=args['batch'],
+              num_graphs=args['num_graphs'])
+    model(data.x_1, data.operators(1), batch=torch.zeros(n, dtype=torch.long))
+
+
 def test_ensemble_members_are_independent_networks(kit):
     data = kit.delaunay(10, seed=2)
     ops = data.operators(1)

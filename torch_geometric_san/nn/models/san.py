@@ -11,8 +11,8 @@ from torch_geometric.typing import OptTensor
 from torch_geometric_san.nn.conv import SANConv, SATConv, SCNConv, SCNNConv, SNNConv
 from torch_geometric_san.nn.functional import dropout, odd_activation
 from torch_geometric_san.sparse import SimplicialOperators, as_operators
-from torch_geometric_san.utils.validation import (check_bool, check_counts, check_dropout,
-                                                   check_int)
+from torch_geometric_san.utils.validation import (check_batch, check_bool, check_counts,
+                                                   check_dropout, check_int)
 
 READOUTS: Dict[str, Callable[..., Tensor]] = {
     'sum': global_add_pool,
@@ -245,6 +245,9 @@ class SAN(torch.nn.Module):
             x, ops = data[f'x_{k}'], data.operators(k)
             if isinstance(data, Batch):
                 batch, num_graphs = data.simplex_batch(k), data.num_graphs
+        self.convs[0]._check_signal(x)
+        if self.readout is not None:
+            num_graphs = check_batch(batch, x.size(-2), num_graphs)
         ops = as_operators(x.size(-2), ops, legacy_ops, legacy_named_ops)
 
         for layer, conv in enumerate(self.convs):
