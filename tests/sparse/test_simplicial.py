@@ -145,9 +145,9 @@ def test_reoriented_shares_the_operators_and_validates():
     (lambda op: (3.0, op), TypeError, 'num_simplices must be an int, not float'),
     (lambda op: (-1, ), ValueError, 'num_simplices must be at least 0'),
 ])
-def test_a_value_of_operators_that_do_not_fit_is_refused(args, error, pattern):
+def test_a_value_of_operators_that_do_not_fit_is_refused(assert_rejected, args, error,
+                                                         pattern):
     # Before, the layers failed later on another operator's row count, or on an
     # attribute of a str.
     op = SparseOperator(torch.tensor([[0, 1, 2], [1, 2, 0]]), torch.ones(3), 3)
-    with pytest.raises(error, match=pattern):
-        SimplicialOperators(*args(op))
+    assert_rejected(SimplicialOperators, args(op), {}, error, pattern)

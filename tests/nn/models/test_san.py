@@ -269,7 +269,8 @@ def test_invalid_arguments(kit):
     (lambda n: dict(batch=torch.arange(n), num_graphs=5), ValueError,
      "'batch' holds complex id \\d+, but num_graphs is 5"),
 ])
-def test_bad_signals_and_batch_vectors_are_refused(kit, change, error, pattern):
+def test_bad_signals_and_batch_vectors_are_refused(kit, assert_rejected, change, error,
+                                                   pattern):
     # Before, these failed inside torch: an IndexError for a 1-D x, and scatter's
     # own errors for the batch vector and num_graphs of the readout.
     data = with_signal(kit.delaunay(10))
@@ -277,9 +278,9 @@ def test_bad_signals_and_batch_vectors_are_refused(kit, change, error, pattern):
     model = SAN(3, 8, 1, 2, readout='sum').double()
     args = dict(x=data.x_1, batch=torch.zeros(n, dtype=torch.long), num_graphs=None)
     args.update(change(n))
-    with pytest.raises(error, match=pattern):
-        model(args['x'], data.operators(1), batch=args['batch'],
-              num_graphs=args['num_graphs'])
+    assert_rejected(model, (args['x'], data.operators(1)),
+                    dict(batch=args['batch'], num_graphs=args['num_graphs']), error,
+                    pattern)
     model(data.x_1, data.operators(1), batch=torch.zeros(n, dtype=torch.long))
 
 
