@@ -3,9 +3,10 @@ outputs on a sampled batch equal their full-batch outputs."""
 import pytest
 import torch
 
+from torch_geometric_san.data import SimplicialComplexData
 from torch_geometric_san.loader import SimplicialNeighborLoader
 from torch_geometric_san.nn.conv import SANConv, SCNNConv
-from torch_geometric_san.nn.models import SAN
+from torch_geometric_san.nn.models import SAN, MultiOrderSAN
 
 CHANNELS = 3
 
@@ -57,3 +58,25 @@ def test_too_few_hops_are_not_exact(planar, spatial, k):
     batch = next(iter(loader))
     out = model(batch[f'x_{k}'], batch.operators(k))[:batch.batch_size]
     assert not torch.allclose(out, full[batch.n_id[:batch.batch_size]])
+
+
+@pytest.mark.parametrize('dangling', [False, True])
+def test_a_multi_order_model_is_exact_where_the_lower_orders_are_faces(dangling):
+    # A sample of all triangles holds every vertex and edge that is a face of one:
+    # a multi-order model is then exact. An edge on no triangle is missing from
+    # every sample of triangles, and the outputs change (documented).
+    triangles = [[0, 1, 2], [1, 2, 3], [2, 3, 4], [0, 2, 5]]
+    simplices = triangles + ([[4, 6]] if dangling else [])
+    data = SimplicialComplexData.from_simplices(simplices, close=True,
+                                                dtype=torch.float64)
+    torch.manual_seed(0)
+    for j in range(3):
+        data[f'x_{j}'] = torch.randn(data.num_simplices(j), CHANNELS,
+                                     dtype=torch.float64)
+    model = MultiOrderSAN(CHANNELS, 8, num_layers=2, out_channels=2, readout=None,
+                          order=2).double().eval()
+    batch = next(iter(SimplicialNeighborLoader(data, [-1] * 4, order=2,
+                                               batch_size=len(triangles))))
+    assert batch.num_simplices(1) == data.num_simplices(1) - dangling
+    out, full = model(batch), model(data)[batch.n_id]
+    assert torch.allclose(out, full, rtol=1e-10, atol=1e-12) is not dangling

@@ -52,7 +52,11 @@ class SimplicialNeighborLoader(torch.utils.data.DataLoader):
     restricted operators differ from the full complex's: with all neighbours of
     :math:`L` hops and a model that looks :math:`R \le L` hops far, the outputs of
     the simplices at most :math:`L - R` hops from a seed (the seeds among them) are
-    exact, the others are not. The sampling runs where :obj:`data` lives: keep it on
+    exact, the others are not. This is for models of order :math:`k`: a multi-order
+    model (:class:`~torch_geometric_san.nn.models.MultiOrderSAN`) also reads the lower
+    orders, of which a sample holds only the faces of its k-simplices, so its outputs
+    are exact only where every lower simplex they depend on is such a face. The
+    sampling runs where :obj:`data` lives: keep it on
     the CPU and move each batch (``batch.to(device)``).
 
     For DistributedDataParallel, give each rank its share of the seeds, e.g.
