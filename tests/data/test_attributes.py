@@ -3,7 +3,7 @@ import warnings
 
 import pytest
 import torch
-from torch_geometric.data import Data
+from torch_geometric.data import Batch, Data
 
 from torch_geometric_san.data import SimplicialComplexData, simplex_attr_orders
 from torch_geometric_san.data.attributes import GRAPH_EDGES
@@ -77,3 +77,12 @@ def test_bad_attrs(attrs, error, pattern):
     data.y = torch.arange(5)
     with pytest.raises(error, match=pattern):
         simplex_attr_orders(data, attrs)
+
+
+def test_one_complex_only():
+    data = two_triangles()
+    with pytest.raises(TypeError, match='expected one SimplicialComplexData '
+                                        r'\(not a batch\), got Data'):
+        simplex_attr_orders(Data(num_nodes=3))
+    with pytest.raises(TypeError, match='got SimplicialComplexDataBatch'):
+        simplex_attr_orders(Batch.from_data_list([data, data]))

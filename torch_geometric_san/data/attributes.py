@@ -79,10 +79,15 @@ def simplex_attr_orders(
         Dict[str, Union[int, str]]: The owner of each per-simplex attribute.
 
     Raises:
+        TypeError: If :obj:`data` is not one complex (a batch is refused), or
+            :obj:`attrs` not a dict of names to ints.
         ValueError: If an attribute of :obj:`attrs` is missing, computed by the
             constructors (or ``edge_index``), of an order above the complex's, or
             does not have :math:`N_k` rows.
     """
+    if not isinstance(data, SimplicialComplexData) or hasattr(data, 'num_graphs'):
+        raise TypeError(f"expected one SimplicialComplexData (not a batch), got "
+                        f"{type(data).__name__}")
     attrs = _check_attr_orders(attrs)
     counts = [data.num_simplices(k) for k in range(data.order + 1)]
     for key, k in attrs.items():
