@@ -6,6 +6,10 @@
 #   bash benchmarks/cuda_checks.sh suite   # the test suite (pytest-xdist, 12 processes)
 #                                          # beside scaling.py --device cuda, 1e3-1e6 edges
 #   bash benchmarks/cuda_checks.sh large   # scaling.py --device cuda at 1e7 edges
+#   bash benchmarks/cuda_checks.sh table2  # citation.py --device cuda, the paper's whole
+#                                          # Table 2 grid (resumes a run log found in
+#                                          # $OUT/cit; raw files from $TGSAN_SHARED_DATA,
+#                                          # default ../shared/data)
 #
 # Logs, tables and plots go to $OUT (default benchmarks/out/cuda). Packages missing on
 # the machine can be given as wheels in .whl/ (e.g. GUDHI, TopoNetX and trimesh, for a
@@ -13,8 +17,8 @@
 set -u
 cd "$(dirname "$0")/.."
 case "${1:-}" in
-    suite|large) ;;
-    *) echo "usage: bash benchmarks/cuda_checks.sh suite|large" >&2; exit 2;;
+    suite|large|table2) ;;
+    *) echo "usage: bash benchmarks/cuda_checks.sh suite|large|table2" >&2; exit 2;;
 esac
 OUT=${OUT:-benchmarks/out/cuda}
 mkdir -p "$OUT"
@@ -45,4 +49,11 @@ case "${1:-}" in
             --results "$OUT/scaling_large.md" > "$OUT/scaling_large.log" 2>&1
         echo "rc=$?" >> "$OUT/scaling_large.log"
         tail -20 "$OUT/scaling_large.log";;
+    table2)
+        resume=(); [ -f "$OUT/cit/citation.json" ] && resume=(--resume)
+        timeout 580 python3 benchmarks/citation.py --device cuda --no-progress \
+            --data-root "${TGSAN_SHARED_DATA:-../shared/data}" --output "$OUT/cit" \
+            --results "$OUT/cit/results.md" "${resume[@]}" > "$OUT/table2.log" 2>&1
+        echo "rc=$?" >> "$OUT/table2.log"
+        tail -20 "$OUT/table2.log";;
 esac
