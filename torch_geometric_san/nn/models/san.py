@@ -234,7 +234,8 @@ class SAN(torch.nn.Module):
             without :obj:`batch`), :math:`(B, F_{out})` for :math:`B`
             signals on one complex, or :math:`(B, G, F_{out})` for both.
         """
-        if isinstance(x, Data):
+        given = not isinstance(x, Data)  # tensors (and a batch vector) of the caller
+        if not given:
             data, k = x, self.order
             if not hasattr(data, 'operators'):
                 raise TypeError(f"expected a SimplicialComplexData, got "
@@ -246,7 +247,7 @@ class SAN(torch.nn.Module):
             if isinstance(data, Batch):
                 batch, num_graphs = data.simplex_batch(k), data.num_graphs
         self.convs[0]._check_signal(x)
-        if self.readout is not None:
+        if given and self.readout is not None:  # a batch's own vector is valid
             num_graphs = check_batch(batch, x.size(-2), num_graphs)
         ops = as_operators(x.size(-2), ops, legacy_ops, legacy_named_ops)
 
