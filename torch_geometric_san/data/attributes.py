@@ -47,7 +47,7 @@ def simplex_attr_orders(
 ) -> Dict[str, Union[int, str]]:
     r"""The attributes of :obj:`data` whose rows belong to its simplices, each
     mapped to the order :math:`k` of the simplices its rows follow, or to
-    :obj:`GRAPH_EDGES` for the columns of a graph's ``edge_index`` kept on the
+    :obj:`'edge_index'` for the columns of a graph's ``edge_index`` kept on the
     complex. The one rule by which
     :class:`~torch_geometric_san.transforms.ReorderSimplices` and the neighbour
     loader's :func:`~torch_geometric_san.loader.simplicial_subcomplex` move or
@@ -84,6 +84,16 @@ def simplex_attr_orders(
         ValueError: If an attribute of :obj:`attrs` is missing, computed by the
             constructors (or ``edge_index``), of an order above the complex's, or
             does not have :math:`N_k` rows.
+
+    Example:
+        >>> import torch
+        >>> data = SimplicialComplexData.from_simplices([[0, 1, 2], [1, 2, 3]],
+        ...                                             close=True)
+        >>> data.y = torch.zeros(5)  # 5 edges
+        >>> data.pos = torch.zeros(4, 2)  # 4 vertices
+        >>> data.mask = torch.ones(2, dtype=torch.bool)  # 2 triangles
+        >>> simplex_attr_orders(data)
+        {'y': 1, 'pos': 0, 'mask': 2}
     """
     if not isinstance(data, SimplicialComplexData) or hasattr(data, 'num_graphs'):
         raise TypeError(f"expected one SimplicialComplexData (not a batch), got "
