@@ -81,8 +81,7 @@ def test_bad_attrs(attrs, error, pattern):
 
 def test_one_complex_only():
     data = two_triangles()
-    with pytest.raises(TypeError, match='expected one SimplicialComplexData '
-                                        r'\(not a batch\), got Data'):
+    with pytest.raises(TypeError, match='data must be a SimplicialComplexData, not Data'):
         simplex_attr_orders(Data(num_nodes=3))
-    with pytest.raises(TypeError, match='got SimplicialComplexDataBatch'):
+    with pytest.raises(TypeError, match='data is a batch of complexes; give one complex'):
         simplex_attr_orders(Batch.from_data_list([data, data]))

@@ -5,7 +5,8 @@ from typing import Dict, Optional, Union
 from torch import Tensor
 
 from torch_geometric_san.data.simplicial_complex_data import (_COMPUTED, _FEATURE,
-                                                              SimplicialComplexData)
+                                                              SimplicialComplexData,
+                                                              _check_complex_arg)
 from torch_geometric_san.utils.validation import check_int
 
 #: The owner of the rows of attributes that follow the columns of a graph's
@@ -95,9 +96,7 @@ def simplex_attr_orders(
         >>> simplex_attr_orders(data)
         {'y': 1, 'pos': 0, 'mask': 2}
     """
-    if not isinstance(data, SimplicialComplexData) or hasattr(data, 'num_graphs'):
-        raise TypeError(f"expected one SimplicialComplexData (not a batch), got "
-                        f"{type(data).__name__}")
+    _check_complex_arg(data, 'data', 'give one complex')
     attrs = _check_attr_orders(attrs)
     counts = [data.num_simplices(k) for k in range(data.order + 1)]
     for key, k in attrs.items():

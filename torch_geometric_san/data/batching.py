@@ -19,7 +19,8 @@ from typing import Iterable, List, Optional, Sequence
 from torch_geometric.data import Batch
 from torch_geometric.data.data import BaseData
 
-from torch_geometric_san.data.simplicial_complex_data import SimplicialComplexData
+from torch_geometric_san.data.simplicial_complex_data import (SimplicialComplexData,
+                                                              _check_complex_arg)
 from torch_geometric_san.utils.validation import check_int
 
 __all__ = ['pad_order', 'batch_complexes']
@@ -48,7 +49,7 @@ def pad_order(data: SimplicialComplexData, order: int) -> SimplicialComplexData:
         >>> padded.order, padded.num_simplices(2), padded.up_laplacian(1)[0].shape
         (2, 0, torch.Size([2, 0]))
     """
-    _check_complex(data, 'data')
+    _check_complex_arg(data, 'data', 'pad and batch single complexes')
     check_int(order, 'order', minimum=data.order)
     out = copy.copy(data)
     top = data.order
@@ -110,18 +111,9 @@ def batch_complexes(data_list: Sequence[SimplicialComplexData],
     if not data_list:
         raise ValueError("data_list is empty: a batch needs at least one complex")
     for i, data in enumerate(data_list):
-        _check_complex(data, f'data_list[{i}]')
+        _check_complex_arg(data, f'data_list[{i}]', 'pad and batch single complexes')
     order = max(data.order for data in data_list)
     padded: List[SimplicialComplexData] = [
         pad_order(data, order) if data.order < order else data for data in data_list]
     return Batch.from_data_list(padded, follow_batch=follow_batch,
                                 exclude_keys=exclude_keys)
-
-
-def _check_complex(data: object, name: str) -> None:
-    if not isinstance(data, SimplicialComplexData):
-        raise TypeError(f"{name} must be a SimplicialComplexData, not "
-                        f"{type(data).__name__}")
-    if isinstance(data, Batch):
-        raise TypeError(f"{name} is a batch; pad and batch single complexes")
-

@@ -754,6 +754,25 @@ class SimplicialComplexData(Data):
         return super().__reduce_ex__(protocol)
 
 
+def _check_complex_arg(data: Any, name: str, batch_hint: str) -> None:
+    r"""Checks that :obj:`data` is one
+    :class:`~torch_geometric_san.data.SimplicialComplexData`, not a batch of them.
+
+    Args:
+        data (Any): The argument.
+        name (str): Its name, for the messages.
+        batch_hint (str): What to do instead, for the message about a batch.
+
+    Raises:
+        TypeError: If it is another object or a batch.
+    """
+    if not isinstance(data, SimplicialComplexData):
+        raise TypeError(f"{name} must be a SimplicialComplexData, not "
+                        f"{type(data).__name__}")
+    if isinstance(data, Batch):
+        raise TypeError(f"{name} is a batch of complexes; {batch_hint}")
+
+
 def _empty_batch() -> Batch:
     # An empty batch of complexes, whose state torch.load then sets.
     return Batch(_base_cls=SimplicialComplexData)

@@ -10,6 +10,7 @@ import torch
 from torch import Tensor
 
 from torch_geometric_san.data import SimplicialComplexData
+from torch_geometric_san.data.simplicial_complex_data import _check_complex_arg
 from torch_geometric_san.data.attributes import GRAPH_EDGES, simplex_attr_orders
 from torch_geometric_san.utils.validation import check_edge_index, check_int
 
@@ -328,11 +329,7 @@ def _subcomplex(data: SimplicialComplexData, order: int, n_id: Tensor,
 
 def _check_one_complex(data: Any) -> None:
     # The sampled complex: one SimplicialComplexData, not a batch.
-    if not isinstance(data, SimplicialComplexData):
-        raise TypeError(f"data must be a SimplicialComplexData, not "
-                        f"{type(data).__name__}")
-    if hasattr(data, 'num_graphs'):
-        raise TypeError("data is a batch of complexes; sample one complex")
+    _check_complex_arg(data, 'data', 'sample one complex')
 
 
 def _simplex_ids(value: Any, n: int, order: int, name: str) -> Tensor:

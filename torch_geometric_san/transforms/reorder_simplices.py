@@ -7,10 +7,10 @@ import scipy.sparse as sp
 import torch
 from scipy.sparse.csgraph import reverse_cuthill_mckee
 from torch import Tensor
-from torch_geometric.data import Batch
 from torch_geometric.transforms import BaseTransform
 
 from torch_geometric_san.data import SimplicialComplexData
+from torch_geometric_san.data.simplicial_complex_data import _check_complex_arg
 from torch_geometric_san.data.attributes import (GRAPH_EDGES, _check_attr_orders,
                                                  simplex_attr_orders)
 
@@ -113,12 +113,8 @@ def reorder_simplices(
         ValueError: If an attribute of :obj:`attrs` is missing or does not
             have :math:`N_k` rows.
     """
-    if not isinstance(data, SimplicialComplexData):
-        raise TypeError(f"ReorderSimplices expects a SimplicialComplexData, not "
-                        f"{type(data).__name__}")
-    if isinstance(data, Batch):
-        raise TypeError("ReorderSimplices renumbers the simplices of one complex; "
-                        "apply it to each complex before batching")
+    _check_complex_arg(data, 'data', "ReorderSimplices renumbers the simplices of "
+                      "one complex: apply it to each complex before batching")
     order = data.order
     counts = [data.num_simplices(k) for k in range(order + 1)]
     moved = simplex_attr_orders(data, attrs, 'ReorderSimplices')
