@@ -237,6 +237,17 @@ def test_invalid_operators():
         SparseOperator.from_adj(op, torch.ones(2), 2)
     with pytest.raises(ValueError, match=r"has shape \(2, 2\) but x needs \(3, 3\)"):
         SparseOperator.from_adj(op, None, 3)
+    # Derived forms check their arguments (before: torch.arange's error, or
+    # float()'s without the argument's name).
+    weighted = SparseOperator.from_index(index, torch.ones(2), 2)
+    with pytest.raises(ValueError, match="'groups' must be at least 0, got -1"):
+        op.expand(-1)
+    with pytest.raises(TypeError, match="'groups' must be an int, not float"):
+        op.expand(2.0)
+    with pytest.raises(TypeError, match="'eps' must be a real number, not str"):
+        weighted.shifted('0.9')
+    with pytest.raises(ValueError, match="'eps' must be finite"):
+        weighted.shifted(float('inf'))
 
 
 def test_rectangular_operator_and_its_transpose():

@@ -13,6 +13,7 @@ from torch_geometric.typing import SparseTensor
 from torch_geometric.utils import is_torch_sparse_tensor, to_edge_index
 
 from torch_geometric_san.sparse.compiled import available_for
+from torch_geometric_san.utils.validation import check_int, check_real
 from torch_geometric_san.sparse.kernels import (_attention, _attention_composite,
                                                _grouped_matmul, _grouped_sddmm, _sddmm,
                                                _spmm, _spmm_power)
@@ -242,7 +243,8 @@ class SparseOperator:
     def shifted(self, eps: float) -> 'SparseOperator':
         r"""The operator :math:`\mathbf{I} - \epsilon\mathbf{A}` of a square
         operator with fixed values (the harmonic filter's step)."""
-        return self._derived(('shifted', float(eps)), lambda: self._shifted(eps))
+        eps = check_real(eps, "'eps'")
+        return self._derived(('shifted', eps), lambda: self._shifted(eps))
 
     def _shifted(self, eps: float) -> 'SparseOperator':
         n = self._square()
@@ -282,6 +284,7 @@ class SparseOperator:
         r"""The block-diagonal operator of :obj:`groups` copies of the pattern
         (one per head and signal), so that one product applies a different set
         of values to each group; :obj:`groups=1` gives this operator."""
+        check_int(groups, "'groups'", minimum=0)
         if groups == 1:
             return self
         return self._derived(('expand', groups), lambda: self._expand(groups))
