@@ -248,6 +248,16 @@ def test_invalid_operators():
         weighted.shifted('0.9')
     with pytest.raises(ValueError, match="'eps' must be finite"):
         weighted.shifted(float('inf'))
+    with pytest.raises(TypeError, match="'self_loops' must be True or False"):
+        weighted.neighbourhood('yes')
+    # Entries of another length were read silently (the first nnz of five).
+    with pytest.raises(ValueError, match="'value' must hold the operator's 2 entries"):
+        weighted.transpose_values(torch.ones(5))
+    with pytest.raises(ValueError, match="'t_value' must be transpose_values"):
+        weighted.matmul(torch.ones(2, 3), torch.ones(2), t_value=torch.ones(5))
+    # Operands of different widths failed in torch's sampled_addmm.
+    with pytest.raises(ValueError, match="'a' and 'b' must have the same width"):
+        weighted.sddmm(torch.ones(2, 3), torch.ones(2, 4))
 
 
 def test_rectangular_operator_and_its_transpose():

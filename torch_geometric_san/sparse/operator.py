@@ -13,7 +13,7 @@ from torch_geometric.typing import SparseTensor
 from torch_geometric.utils import is_torch_sparse_tensor, to_edge_index
 
 from torch_geometric_san.sparse.compiled import available_for
-from torch_geometric_san.utils.validation import check_int, check_real
+from torch_geometric_san.utils.validation import check_bool, check_int, check_real
 from torch_geometric_san.sparse.kernels import (_attention, _attention_composite,
                                                _grouped_matmul, _grouped_sddmm, _sddmm,
                                                _spmm, _spmm_power)
@@ -190,6 +190,7 @@ class SparseOperator:
     def transpose_values(self, value: Tensor) -> Tensor:
         r"""The entries :obj:`value` :obj:`[nnz, ...]` of this operator in the
         order of its transpose (kept for the fixed values)."""
+        self._check_values('value', value)
         perm = self.structure()[4]
         if value is self.weight:
             return self._derived('t_weight', lambda: value[perm])
@@ -211,8 +212,9 @@ class SparseOperator:
         non-zero entry if :obj:`self_loops` is set (which reproduces the pattern
         of a Laplacian). The values are the signs of the entries (self-loops:
         :math:`+1`), or :obj:`None` if this operator has no values."""
-        return self._derived(('neighbourhood', bool(self_loops)),
-                             lambda: self._neighbourhood(bool(self_loops)))
+        self_loops = check_bool(self_loops, "'self_loops'")
+        return self._derived(('neighbourhood', self_loops),
+                             lambda: self._neighbourhood(self_loops))
 
     def _neighbourhood(self, self_loops: bool) -> 'SparseOperator':
         n = self._square()
@@ -336,6 +338,9 @@ class SparseOperator:
                              f"{value.dtype})")
         if t_value is None:
             t_value = self.transpose_values(value)
+        elif not isinstance(t_value, Tensor) or t_value.shape != value.shape:
+            raise ValueError(f"'t_value' must be transpose_values(value), of shape "
+                             f"{list(value.shape)}")
         if hops > 1 and not value.requires_grad:
             return _spmm_power(*self.structure(), value, t_value, x, hops)
         for _ in range(hops):
@@ -347,6 +352,9 @@ class SparseOperator:
         \rangle` for every entry :math:`(i, j)`, returned as :obj:`[nnz]`."""
         self._check_operand('a', a, 2, self.shape[0])
         self._check_operand('b', b, 2, self.shape[1])
+        if a.size(1) != b.size(1) or a.dtype != b.dtype:
+            raise ValueError(f"'a' and 'b' must have the same width and dtype (got "
+                             f"{list(a.shape)} {a.dtype} and {list(b.shape)} {b.dtype})")
         return _sddmm(*self.structure(), a, b)
 
     def matmul_grouped(self, value: Tensor, x: Tensor) -> Tensor:
@@ -475,6 +483,14 @@ class SparseOperator:
         if x.size(0) != rows:
             raise ValueError(f"'{name}' must have {rows} rows, one per row or column "
                              f"of the operator it meets (got {x.size(0)})")
+
+    def _check_values(self, name: str, value: Any) -> None:
+        # Entries of this operator, [nnz, ...].
+        if not isinstance(value, Tensor) or value.dim() == 0 or \
+                value.size(0) != self.nnz:
+            got = list(value.shape) if isinstance(value, Tensor) else type(value).__name__
+            raise ValueError(f"'{name}' must hold the operator's {self.nnz} entries "
+                             f"along its first dimension (got {got})")
 
     def _fixed(self, what: str) -> Tensor:
         if self.weight is None:
