@@ -160,6 +160,10 @@ BAD_GRAPHS = {
                            edge_attr=torch.tensor([[1.0], [float('nan')]]),
                            num_nodes=3), ValueError,
                       "(edge_attr|x_1) has NaN or infinite entries"),
+    'edge-attr-3d': (dict(edge_index=torch.tensor([[0, 1], [1, 2]]),
+                          edge_attr=torch.ones(2, 2, 2), num_nodes=3), TypeError,
+                     r"edge_attr must be a signed numeric tensor \[num_edges, F\].* "
+                     r"of shape \[2, 2, 2\]"),
     'edge-attr-list': (dict(edge_index=torch.tensor([[0, 1], [1, 2]]),
                             edge_attr=[1.0, 2.0], num_nodes=3), TypeError,
                        "edge_attr must be a tensor, not list"),

@@ -133,7 +133,7 @@ class LiftToCliqueComplex(_Lifting):
         if not isinstance(edge_attr, Tensor):
             raise TypeError(f"edge_attr must be a tensor, not {type(edge_attr).__name__}")
         flow = self.edge_attr == 'flow'
-        if edge_attr.dim() == 0 or (flow and not edge_attr.is_signed()) or \
+        if edge_attr.dim() not in (1, 2) or (flow and not edge_attr.is_signed()) or \
                 edge_attr.is_complex():
             kind = ("a signed numeric tensor [num_edges, F] (its sign follows the edge "
                     "orientation; pass edge_attr='feature' for unoriented attributes)"
