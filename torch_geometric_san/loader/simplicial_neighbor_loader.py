@@ -95,7 +95,7 @@ class SimplicialNeighborLoader(torch.utils.data.DataLoader):
             of :obj:`attrs` missing or without :math:`N_k` rows.
 
     Example:
-        >>> from torch_geometric_san.data import SimplicialComplexData, simplex_attr_orders
+        >>> from torch_geometric_san.data import SimplicialComplexData
         >>> data = SimplicialComplexData.from_simplices(
         ...     [[0, 1, 2], [1, 2, 3], [2, 3, 4]], close=True,
         ...     x_1=torch.arange(7.).view(-1, 1))
