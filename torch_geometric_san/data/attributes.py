@@ -7,7 +7,7 @@ from torch import Tensor
 from torch_geometric_san.data.simplicial_complex_data import (_COMPUTED, _FEATURE,
                                                               SimplicialComplexData,
                                                               _check_complex_arg)
-from torch_geometric_san.utils.validation import check_int
+from torch_geometric_san.utils.validation import check_int, rows_problem
 
 #: The owner of the rows of attributes that follow the columns of a graph's
 #: ``edge_index`` kept on the complex (a lifted graph's edge attributes).
@@ -107,8 +107,7 @@ def simplex_attr_orders(
             raise ValueError(f"attribute '{key}' is of order {k} but the complex "
                              f"has order {data.order}")
         value = data._store.get(key)
-        if not isinstance(value, Tensor) or value.dim() == 0 or \
-                value.size(0) != counts[k]:
+        if rows_problem(key, value, k, counts[k]):
             shape = list(value.shape) if isinstance(value, Tensor) else None
             raise ValueError(f"attribute '{key}' must be a tensor with N_{k} = "
                              f"{counts[k]} rows (got {shape if shape else value!r})")
