@@ -335,3 +335,130 @@ def _simplex_rows(tree):
     for simplex, _ in tree.get_simplices():
         rows.setdefault(len(simplex), []).append(sorted(simplex))
     return [rows[width] for width in sorted(rows) if width > 1]
+
+
+def _lifted_graph():
+    # Two triangles sharing an edge (1-2-3, 2-3-4), a tail 4-5, an edge 6-7 apart and
+    # an isolated vertex 0, with node and edge features and a graph label.
+    from torch_geometric.data import Data
+    from torch_geometric_san.transforms import LiftToCliqueComplex
+    edges = torch.tensor([[1, 2], [2, 3], [1, 3], [3, 4], [4, 5], [2, 4], [6, 7]]).T
+    edge_index = torch.cat([edges, edges.flip(0)], dim=1)
+    gen = torch.Generator().manual_seed(0)
+    graph = Data(x=torch.randn(8, 3, generator=gen), edge_index=edge_index,
+                 edge_attr=torch.randn(14, 2, generator=gen), y=torch.tensor([1]),
+                 num_nodes=8)
+    lift = LiftToCliqueComplex(lift_x=True, edge_attr='feature')
+    return graph, lift
+
+
+@pytest.mark.parametrize('subset', [
+    torch.tensor([1, 2, 3, 4, 6]),
+    torch.tensor([4, 2, 3, 1]),  # any order: the vertices keep theirs
+    torch.tensor([True, True, True, False, True, False, True, True]),
+    torch.tensor([], dtype=torch.long),
+])
+def test_subgraph_is_the_lifting_of_the_induced_subgraph(subset, assert_data_equal):
+    graph, lift = _lifted_graph()
+    data = lift(graph)
+    before = copy.deepcopy(data)
+    kept = subset if subset.dtype == torch.bool else subset.sort().values
+    assert_data_equal(data.subgraph(subset), lift(graph.subgraph(kept)))
+    assert_data_equal(data, before)
+
+
+def _dense_boundaries(data):
+    out = []
+    for k in range(1, data.order + 1):
+        matrix = np.zeros((data.num_simplices(k - 1), data.num_simplices(k)))
+        index, weight = data.boundary(k)
+        matrix[index[0].numpy(), index[1].numpy()] = weight.numpy()
+        out.append(matrix)
+    return out
+
+
+def test_subgraph_of_a_random_complex_keeps_orientation_and_order(random_complex):
+    # Every other edge reoriented (its column of B_1 and its row of B_2 flipped,
+    # through from_incidence): the kept boundaries must be the given ones, not
+    # those of sorted tuples.
+    incidence = _dense_boundaries(random_complex)
+    flip = np.where(np.arange(incidence[0].shape[1]) % 2 == 0, 1.0, -1.0)
+    incidence[0] = incidence[0] * flip
+    if len(incidence) > 1:
+        incidence[1] = incidence[1] * flip[:, None]
+    data = SimplicialComplexData.from_incidence(incidence)
+    keep = torch.arange(data.num_nodes) % 3 != 1
+    sub = data.subgraph(keep)
+    ids = torch.cumsum(keep, 0) - 1
+    kept = [keep] + [keep[data[f'simplices_{k}']].all(1)
+                     for k in range(1, data.order + 1)]
+    for k, (full, mine) in enumerate(zip(_dense_boundaries(data),
+                                         _dense_boundaries(sub)), start=1):
+        rows = data[f'simplices_{k}']
+        assert torch.equal(sub[f'simplices_{k}'], ids[rows[kept[k]]])
+        np.testing.assert_array_equal(mine, full[kept[k - 1].numpy()][:, kept[k].numpy()])
+    # The operators are the sub-complex's own: those of its boundaries.
+    assert by_vertices(sub) == by_vertices(SimplicialComplexData.from_incidence(
+        _dense_boundaries(sub), num_nodes=sub.num_nodes))
+    assert sub.validate()
+
+
+def test_subgraph_of_a_complex_without_laplacians_stays_without(random_tree):
+    data = SimplicialComplexData.from_simplex_tree(random_tree, laplacians=False)
+    keep = torch.arange(data.num_nodes) % 2 == 0
+    sub = data.subgraph(keep)
+    assert 'hodge_index_0' not in sub and 'spectrum_0' in sub
+    full = SimplicialComplexData.from_simplex_tree(random_tree).subgraph(keep)
+    for k in range(data.order + 1):
+        assert torch.equal(sub[f'spectrum_{k}'], full[f'spectrum_{k}'])
+
+
+def test_largest_connected_components_of_a_lifted_complex(assert_data_equal):
+    import torch_geometric.transforms as T
+    graph, lift = _lifted_graph()
+    data = lift(graph)
+    assert_data_equal(T.LargestConnectedComponents()(data),
+                      lift(T.LargestConnectedComponents()(graph)))
+
+
+def test_pyg_transforms_leave_the_complex_alone():
+    # B_1 has two entries per edge, as many as a lifted graph's edge_index has
+    # columns; x_1 has as many rows as there are vertices here: PyG must not take
+    # them for edge or node attributes.
+    import torch_geometric.transforms as T
+    from torch_geometric.data import Data
+    from torch_geometric_san.transforms import LiftToCliqueComplex
+    edge_index = torch.tensor([[0, 1, 1, 2, 0, 2, 2, 3, 3, 4],
+                               [1, 0, 2, 1, 2, 0, 3, 2, 4, 3]])
+    data = LiftToCliqueComplex(lift_x=True)(Data(x=torch.randn(5, 3),
+                                                 edge_index=edge_index))
+    assert data.num_simplices(1) == data.num_nodes
+    assert data.boundary_index_1.size(1) == data.edge_index.size(1)
+    own = [key for key in data.keys() if key.startswith(
+        ('simplices', 'boundary', 'up', 'down', 'hodge', 'spectrum', 'x_1', 'x_2'))]
+    for transform in (T.ToUndirected(), T.AddSelfLoops(), T.VirtualNode(),
+                      T.Pad(max_num_nodes=8, max_num_edges=30), T.ToSparseTensor(),
+                      T.RandomLinkSplit(num_val=0.2, num_test=0.2)):
+        out = transform(copy.copy(data))
+        out = out[0] if isinstance(out, tuple) else out
+        for key in own:
+            assert torch.equal(out[key], data[key]), (transform, key)
+        assert out.validate()
+    assert data.is_node_attr('x_0') and not data.is_node_attr('x_1')
+    assert not data.is_edge_attr('boundary_index_1')
+
+
+def test_subgraph_and_edge_subgraph_refusals(assert_rejected):
+    graph, lift = _lifted_graph()
+    data = lift(graph)
+    assert_rejected(data.edge_subgraph, (torch.tensor([0]), ), {},
+                    NotImplementedError, 'subgraph.*simplicial_subcomplex')
+    batch = Batch.from_data_list([data, data])
+    assert_rejected(batch.subgraph, (torch.tensor([0]), ), {}, TypeError,
+                    'batch of complexes.*get_example')
+    for subset, error, match in [(torch.tensor([0.5]), TypeError, 'mask or a 1-D'),
+                                 (torch.tensor([8]), ValueError, r'outside \[0, 8\)'),
+                                 (torch.tensor([1, 1]), ValueError, 'repeated'),
+                                 (torch.ones(3, dtype=torch.bool), ValueError,
+                                  'shape \\[8\\]'), ([0, 1], TypeError, 'tensor')]:
+        assert_rejected(data.subgraph, (subset, ), {}, error, match)

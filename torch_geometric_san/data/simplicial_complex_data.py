@@ -16,7 +16,7 @@ from torch_geometric_san.data import _interop, algebra
 from torch_geometric_san.sparse import SimplicialOperators, SparseOperator
 from torch_geometric_san.utils.validation import (check_bool, check_float_dtype,
                                                   check_int, check_num_nodes,
-                                                  rows_problem)
+                                                  check_simplex_ids, rows_problem)
 
 #: Attributes the constructors compute; the name of a feature cannot be one of them.
 _COMPUTED = re.compile(r'(simplices|spectrum|(boundary|down|up|hodge)_(index|weight))_(\d+)')
@@ -60,6 +60,24 @@ class _ComplexStorage(GlobalStorage):
                 "complexes one order (the `order` argument of the constructors and "
                 "liftings, or torch_geometric_san.data.pad_order), or batch them with "
                 "torch_geometric_san.data.batch_complexes") from None
+
+    # PyG tells node from edge attributes by their sizes, which the attributes of the
+    # complex itself can share by chance (B_1 has two entries per edge, as many as
+    # the columns of a lifted graph's edge_index; x_1 may have N_0 rows): they are
+    # neither, so that PyG's functions and transforms that select, pad or extend
+    # node and edge attributes leave the operators and higher orders alone.
+    def is_node_attr(self, key: str) -> bool:
+        return not _of_higher_order(key) and super().is_node_attr(key)
+
+    def is_edge_attr(self, key: str) -> bool:
+        return not _of_higher_order(key) and super().is_edge_attr(key)
+
+
+def _of_higher_order(key: str) -> bool:
+    # Whether key is computed by the constructors or a feature x_k of order k >= 1.
+    feature = _FEATURE.fullmatch(key)
+    return bool(_COMPUTED.fullmatch(key)) or (feature is not None and
+                                              int(feature.group(1)) >= 1)
 
 OperatorPair = Tuple[Tensor, Tensor]
 SimplexInput = Union[np.ndarray, Tensor, Sequence[Any]]
@@ -729,6 +747,107 @@ class SimplicialComplexData(Data):
                     problem(f"'{kind}_weight_{k}' needs one value per entry of "
                             f"'{key}', [{index.size(1)}] (found {found})")
         return status
+
+    # Sub-complexes -----------------------------------------------------------------
+
+    def subgraph(self, subset: Tensor) -> 'SimplicialComplexData':
+        r"""The sub-complex induced by the vertices :obj:`subset`: the simplices of
+        every order all of whose vertices are kept, as PyG's
+        :meth:`~torch_geometric.data.Data.subgraph` keeps the edges between kept
+        nodes (so PyG's transforms that call it, such as
+        :class:`~torch_geometric.transforms.LargestConnectedComponents`, work on a
+        complex).
+
+        Vertices and the simplices of each order keep their order and orientation
+        (the kept entries of every :math:`\mathbf{B}_k`), relabelled. The operators
+        and spectra are those of the sub-complex, computed from its boundaries as
+        the constructors compute them (unlike
+        :func:`~torch_geometric_san.loader.simplicial_subcomplex`, which restricts
+        the full complex's operators to a sample); a complex built without
+        Laplacians stays without. Attributes of the simplices
+        (:func:`~torch_geometric_san.data.simplex_attr_orders`: ``x_k``, labels,
+        masks, ...) keep the rows of the kept simplices, a graph's ``edge_index``
+        becomes its subgraph induced by the kept vertices (with the rows of its edge
+        attributes), and everything else is copied. The complex is not modified.
+
+        Args:
+            subset (torch.Tensor): A boolean mask :obj:`[N_0]` of the vertices to
+                keep, or their distinct ids (any order).
+
+        Returns:
+            SimplicialComplexData: The induced sub-complex, of the same order.
+
+        Raises:
+            TypeError: If the complex is a batch, or :obj:`subset` is not a mask
+                or a 1-D integer tensor.
+            ValueError: If :obj:`subset` is a mask of the wrong size, or holds ids
+                out of range or repeated.
+
+        Example:
+            >>> data = SimplicialComplexData.from_simplices([[0, 1, 2], [1, 2, 3]],
+            ...                                             close=True)
+            >>> sub = data.subgraph(torch.tensor([1, 2, 3]))
+            >>> sub.simplices_1.tolist(), sub.simplices_2.tolist()
+            ([[0, 1], [0, 2], [1, 2]], [[0, 1, 2]])
+        """
+        from torch_geometric_san.data.attributes import GRAPH_EDGES, simplex_attr_orders
+        _check_complex_arg(self, 'the complex', 'take the subgraph of each of its '
+                           'complexes (batch.get_example(i)) before batching')
+        keep = torch.zeros(self.num_nodes, dtype=torch.bool)
+        keep[check_simplex_ids(subset, self.num_nodes, 0, 'subset').cpu()] = True
+        masks, simplices, boundaries = [keep], [np.arange(int(keep.sum()))[:, None]], []
+        new_ids = [torch.cumsum(keep, 0) - 1]
+        for k in range(1, self.order + 1):
+            rows = self[f'simplices_{k}'].cpu()
+            masks.append(keep[rows].all(dim=1))
+            new_ids.append(torch.cumsum(masks[k], 0) - 1)
+            simplices.append(new_ids[0][rows[masks[k]]].numpy())
+            index, weight = self.boundary(k)
+            index, weight = index.cpu(), weight.detach().cpu()
+            kept = masks[k][index[1]]  # the faces of a kept simplex are kept
+            boundaries.append(sp.csc_array(
+                (weight[kept].double().numpy(), (new_ids[k - 1][index[0, kept]].numpy(),
+                                                 new_ids[k][index[1, kept]].numpy())),
+                shape=(len(simplices[k - 1]), len(simplices[k]))))
+        rows: Dict[Union[int, str], Tensor] = dict(enumerate(masks))
+        attrs: Dict[str, Any] = {}
+        if isinstance(self.edge_index, Tensor):
+            edge_index = self.edge_index
+            rows[GRAPH_EDGES] = keep[edge_index[0].cpu()] & keep[edge_index[1].cpu()]
+            attrs['edge_index'] = new_ids[0].to(edge_index.device)[
+                edge_index[:, rows[GRAPH_EDGES].to(edge_index.device)]]
+        owners = simplex_attr_orders(self, who='subgraph')
+        for key, value in self._store.items():
+            if key in owners:
+                attrs[key] = value[rows[owners[key]].to(value.device)]
+            elif not (_COMPUTED.fullmatch(key) or key in ('num_nodes', 'edge_index')):
+                attrs[key] = value
+        out = self._build(simplices, boundaries, self._weight_dtype(), attrs,
+                          laplacians='hodge_index_0' in self._store)
+        device = next((value.device for key, value in self._store.items()
+                       if _COMPUTED.fullmatch(key)), keep.device)
+        return out.to(device) if device != keep.device else out
+
+    def edge_subgraph(self, subset: Tensor) -> 'SimplicialComplexData':
+        r"""Not defined for a complex: its edges are 1-simplices, faces of its
+        triangles, so keeping some of them and every vertex is no operation on
+        complexes. Take :meth:`subgraph` (the sub-complex induced by vertices) or
+        :func:`~torch_geometric_san.loader.simplicial_subcomplex` (chosen simplices
+        of one order and all their faces).
+
+        Raises:
+            NotImplementedError: Always.
+        """
+        raise NotImplementedError(
+            "SimplicialComplexData.edge_subgraph is not defined: a complex's edges are "
+            "faces of its triangles; take data.subgraph(vertices), the sub-complex "
+            "induced by vertices, or torch_geometric_san.loader.simplicial_subcomplex("
+            "data, 1, edge_ids), the chosen edges and their vertices")
+
+    def _weight_dtype(self) -> torch.dtype:
+        # The floating type of the operators (the default dtype for a bare complex).
+        return next((self[key].dtype for key in ('spectrum_0', 'hodge_weight_0')
+                     if key in self._store), torch.get_default_dtype())
 
     # Batching ----------------------------------------------------------------------
 

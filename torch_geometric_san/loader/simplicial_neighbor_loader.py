@@ -8,8 +8,8 @@ from torch_geometric_san.data import SimplicialComplexData, simplex_attr_orders
 from torch_geometric_san.loader.simplicial_neighbor_sampler import \
     SimplicialNeighborSampler
 from torch_geometric_san.loader.utils import (SimplicialAdjacency, _check_one_complex,
-                                              _simplex_ids, _subcomplex, edge_rows)
-from torch_geometric_san.utils.validation import check_int
+                                              _subcomplex, edge_rows)
+from torch_geometric_san.utils.validation import check_int, check_simplex_ids
 
 __all__ = ["PermutationSampler", "SimplicialNeighborLoader"]
 
@@ -139,7 +139,7 @@ class SimplicialNeighborLoader(torch.utils.data.DataLoader):
         self.order = order
         self.transform = transform
         self.input_ids = torch.arange(data.num_simplices(order)) \
-            if input_simplices is None else _simplex_ids(
+            if input_simplices is None else check_simplex_ids(
                 input_simplices, data.num_simplices(order), order, 'input_simplices')
         self.simplex_sampler = SimplicialNeighborSampler(data, order, num_neighbors)
         self.adjacency = [SimplicialAdjacency(data, j) for j in range(order)] + [

@@ -12,7 +12,8 @@ from torch import Tensor
 from torch_geometric_san.data import SimplicialComplexData
 from torch_geometric_san.data.simplicial_complex_data import _check_complex_arg
 from torch_geometric_san.data.attributes import GRAPH_EDGES, simplex_attr_orders
-from torch_geometric_san.utils.validation import check_edge_index, check_int
+from torch_geometric_san.utils.validation import (check_edge_index, check_int,
+                                                  check_simplex_ids)
 
 __all__ = ["SimplicialAdjacency", "simplicial_subcomplex", "edge_rows"]
 
@@ -265,7 +266,7 @@ def simplicial_subcomplex(data: SimplicialComplexData, order: int, n_id: Tensor,
     """
     _check_one_complex(data)
     check_int(order, 'order', minimum=0, maximum=data.order)
-    n_id = _simplex_ids(n_id, data.num_simplices(order), order, 'n_id')
+    n_id = check_simplex_ids(n_id, data.num_simplices(order), order, 'n_id')
     return _subcomplex(data, order, n_id, adjacency, graph_rows, attr_orders)
 
 
@@ -305,8 +306,7 @@ def _subcomplex(data: SimplicialComplexData, order: int, n_id: Tensor,
                 out[key] = value.index_select(0, rows[owner].to(value.device))
         elif key not in out._store:
             out[key] = value
-    dtype = next((data[key].dtype for key in ('spectrum_0', 'hodge_weight_0')
-                  if key in data._store), torch.get_default_dtype())
+    dtype = data._weight_dtype()
     for j in range(order + 1):
         if j > 0:
             out[f'simplices_{j}'] = adjacency[0].local_ids(
@@ -330,29 +330,6 @@ def _subcomplex(data: SimplicialComplexData, order: int, n_id: Tensor,
 def _check_one_complex(data: Any) -> None:
     # The sampled complex: one SimplicialComplexData, not a batch.
     _check_complex_arg(data, 'data', 'sample one complex')
-
-
-def _simplex_ids(value: Any, n: int, order: int, name: str) -> Tensor:
-    # Distinct ids of k-simplices [M] (long) from a boolean mask [N_k] or ids, checked.
-    if not isinstance(value, Tensor):
-        raise TypeError(f"{name} must be a tensor (a boolean mask or ids of "
-                        f"{order}-simplices), not {type(value).__name__}")
-    if value.dtype == torch.bool:
-        if value.shape != (n, ):
-            raise ValueError(f"the mask {name} must have shape [{n}] (the "
-                             f"{order}-simplices), got {list(value.shape)}")
-        return value.nonzero().view(-1)
-    if value.is_floating_point() or value.is_complex() or value.dim() != 1:
-        raise TypeError(f"{name} must be a boolean mask or a 1-D integer tensor of "
-                        f"ids, got dtype {value.dtype} and shape {list(value.shape)}")
-    ids = value.to(torch.long)
-    if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= n):
-        raise ValueError(f"{name} holds ids outside [0, {n}) (min {int(ids.min())}, "
-                         f"max {int(ids.max())}), the {order}-simplices of the complex")
-    if torch.unique(ids).numel() != ids.numel():
-        raise ValueError(f"{name} holds repeated ids; each {order}-simplex can be "
-                         f"taken once")
-    return ids.clone()
 
 
 def edge_rows(edge_index: Tensor, num_nodes: int) -> Tuple[Tensor, Tensor]:

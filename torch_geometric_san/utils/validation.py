@@ -250,6 +250,45 @@ def rows_problem(key: str, value: Any, k: int, count: int) -> Optional[str]:
     return f"'{key}' needs one row per {k}-simplex, {count} (found {shape})"
 
 
+def check_simplex_ids(value: Any, n: int, order: int, name: str) -> torch.Tensor:
+    r"""Checks a selection of k-simplices: a boolean mask :math:`[N_k]`, or a 1-D
+    integer tensor of distinct ids in :math:`[0, N_k)`.
+
+    Args:
+        value (Any): The argument.
+        n (int): The number :math:`N_k` of k-simplices.
+        order (int): The order :math:`k`, for the messages.
+        name (str): The argument's name, for the messages.
+
+    Returns:
+        torch.Tensor: The selected ids :obj:`[M]` (``long``, a new tensor): those of
+        a mask ascending, given ids in their order.
+
+    Raises:
+        TypeError: If it is not a mask or a 1-D integer tensor.
+        ValueError: If a mask has the wrong size, or ids are out of range or repeated.
+    """
+    if not isinstance(value, torch.Tensor):
+        raise TypeError(f"{name} must be a tensor (a boolean mask or ids of "
+                        f"{order}-simplices), not {type(value).__name__}")
+    if value.dtype == torch.bool:
+        if value.shape != (n, ):
+            raise ValueError(f"the mask {name} must have shape [{n}] (the "
+                             f"{order}-simplices), got {list(value.shape)}")
+        return value.nonzero().view(-1)
+    if value.is_floating_point() or value.is_complex() or value.dim() != 1:
+        raise TypeError(f"{name} must be a boolean mask or a 1-D integer tensor of "
+                        f"ids, got dtype {value.dtype} and shape {list(value.shape)}")
+    ids = value.to(torch.long)
+    if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= n):
+        raise ValueError(f"{name} holds ids outside [0, {n}) (min {int(ids.min())}, "
+                         f"max {int(ids.max())}), the {order}-simplices of the complex")
+    if torch.unique(ids).numel() != ids.numel():
+        raise ValueError(f"{name} holds repeated ids; each {order}-simplex can be "
+                         f"taken once")
+    return ids.clone()
+
+
 def check_edge_index(edge_index: Any, num_nodes: int) -> torch.Tensor:
     r"""Checks a graph's :obj:`edge_index`: an integer tensor :math:`[2, E]` of
     vertex ids in :math:`[0, \text{num_nodes})`.
