@@ -448,11 +448,13 @@ def test_pyg_transforms_leave_the_complex_alone():
     assert not data.is_edge_attr('boundary_index_1')
 
 
-def test_subgraph_and_edge_subgraph_refusals(assert_rejected):
+def test_subgraph_edge_subgraph_and_concat_refusals(assert_rejected):
     graph, lift = _lifted_graph()
     data = lift(graph)
     assert_rejected(data.edge_subgraph, (torch.tensor([0]), ), {},
                     NotImplementedError, 'subgraph.*simplicial_subcomplex')
+    assert_rejected(data.concat, (data, ), {}, NotImplementedError,
+                    'Batch.from_data_list.*batch_complexes')
     batch = Batch.from_data_list([data, data])
     assert_rejected(batch.subgraph, (torch.tensor([0]), ), {}, TypeError,
                     'batch of complexes.*get_example')

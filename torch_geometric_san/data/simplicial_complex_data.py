@@ -844,6 +844,22 @@ class SimplicialComplexData(Data):
             "induced by vertices, or torch_geometric_san.loader.simplicial_subcomplex("
             "data, 1, edge_ids), the chosen edges and their vertices")
 
+    def concat(self, data: Data) -> 'SimplicialComplexData':
+        r"""Not defined for complexes: PyG's :meth:`~torch_geometric.data.Data.concat`
+        joins attributes without shifting ids, which makes no complex. The disjoint
+        union of complexes is their batch,
+        :meth:`Batch.from_data_list([a, b]) <torch_geometric.data.Batch.from_data_list>`
+        or :func:`~torch_geometric_san.data.batch_complexes`.
+
+        Raises:
+            NotImplementedError: Always.
+        """
+        raise NotImplementedError(
+            "SimplicialComplexData.concat is not defined: joining the attributes of "
+            "two complexes without shifting their ids makes no complex; their "
+            "disjoint union is Batch.from_data_list([a, b]) or "
+            "torch_geometric_san.data.batch_complexes([a, b])")
+
     def _weight_dtype(self) -> torch.dtype:
         # The floating type of the operators (the default dtype for a bare complex).
         return next((self[key].dtype for key in ('spectrum_0', 'hodge_weight_0')
