@@ -298,6 +298,8 @@ def test_validate_accepts_built_complexes_and_their_batches(random_tree, annulus
     ('face', "row 0 of 'boundary_index_2' holds ids outside \\[0, 20\\)"),
     ('weight', "'hodge_weight_1' needs one value per entry"),
     ('index_shape', "'down_index_1' needs shape \\[2, nnz\\]"),
+    ('boundary_entries', "'boundary_index_1' needs 2 entries per 1-simplex, 40 "
+                         "\\(found 42\\)"),
     ('graph', "'edge_index' contains larger indices"),
 ])
 def test_validate_finds_attributes_changed_after_building(annulus, case, match):
@@ -322,6 +324,10 @@ def test_validate_finds_attributes_changed_after_building(annulus, case, match):
         data.hodge_weight_1 = data.hodge_weight_1[1:]
     elif case == 'index_shape':
         data.down_index_1 = data.down_index_1[:1]
+    elif case == 'boundary_entries':  # e.g. padded as if it were an edge attribute
+        data.boundary_index_1 = torch.cat([data.boundary_index_1,
+                                           torch.zeros(2, 2, dtype=torch.long)], 1)
+        data.boundary_weight_1 = torch.cat([data.boundary_weight_1, torch.zeros(2)])
     else:  # a kept graph, checked by PyG's own validation
         data.edge_index = torch.tensor([[0], [10]])
     with pytest.raises(ValueError, match=match):

@@ -685,8 +685,9 @@ class SimplicialComplexData(Data):
         validates a graph: besides PyG's checks (``num_nodes``, a kept graph
         ``edge_index``), every ``simplices_k`` is :math:`[N_k, k + 1]` with vertex
         ids in :math:`[0, N_0)`, every feature ``x_k`` has :math:`N_k` rows (and
-        :math:`k` is an order of the complex), and every stored operator has
-        indices in range, of the orders it maps between, and one value per entry.
+        :math:`k` is an order of the complex), every stored operator has indices in
+        range, of the orders it maps between, and one value per entry, and every
+        boundary :math:`k + 1` entries per k-simplex.
         The constructors and liftings check all this; attributes set or changed
         afterwards are what it finds.
 
@@ -736,6 +737,9 @@ class SimplicialComplexData(Data):
                 if index.dim() != 2 or index.size(0) != 2:
                     problem(f"'{key}' needs shape [2, nnz] (found {list(index.shape)})")
                     continue
+                if kind == 'boundary' and index.size(1) != (k + 1) * sizes[k]:
+                    problem(f"'{key}' needs {k + 1} entries per {k}-simplex, "
+                            f"{(k + 1) * sizes[k]} (found {index.size(1)})")
                 for row, bound in enumerate(bounds):
                     if index.size(1) and (int(index[row].min()) < 0 or
                                           int(index[row].max()) >= bound):
