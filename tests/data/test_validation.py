@@ -69,6 +69,8 @@ CASES = {
     'computed-attribute': (from_simplices, ([[0, 1]], ),
                            dict(simplices_1=torch.tensor([[0, 1]])), ValueError,
                            "'simplices_1' is computed by the constructor"),
+    'graph-style-x': (from_simplices, ([[0, 1]], ), dict(x=torch.zeros(2, 1)),
+                      ValueError, "pass the vertices' features as x_0"),
     'weight-dtype': (from_simplices, ([[0, 1]], ), dict(dtype=torch.int64), TypeError,
                      "dtype must be a floating torch.dtype"),
     'simplices-type': (from_simplices, (5, ), {}, TypeError,

@@ -1032,6 +1032,10 @@ def _check_attributes(kwargs: Dict[str, Any], sizes: List[int],
         if _COMPUTED.fullmatch(key) or key == 'num_nodes':
             raise ValueError(f"'{key}' is computed by the constructor and cannot be "
                              f"passed")
+        if key == 'x':
+            raise ValueError("a complex holds features per order: pass the vertices' "
+                             "features as x_0 (x_k for the k-simplices), which "
+                             "num_features, the models and the exports read")
         match = _FEATURE.fullmatch(key)
         if match is not None and value is not None:
             k = int(match.group(1))
