@@ -206,6 +206,17 @@ def test_pyg_loader_batch_of_lower_orders_without_loss_answers():
     assert batch.operators(1).down.shape == (2, 2)
 
 
+def _triangle(**kwargs):
+    return SimplicialComplexData.from_simplices([[0, 1, 2]], close=True, **kwargs)
+
+
+def test_batch_complexes_leaves_out_excluded_attributes_of_any_complex():
+    batch = batch_complexes([_triangle(y=torch.tensor([1])),
+                             _triangle(y=torch.tensor([1]), mask=torch.ones(3))],
+                            exclude_keys=['mask'])
+    assert 'mask' not in batch and batch.y.tolist() == [1, 1]
+
+
 BATCHING_CASES = {
     'pad-below-the-order': (pad_order, (SimplicialComplexData.from_simplices(
         [[0, 1, 2]], close=True), 1), {}, ValueError, "order must be at least 2, got 1"),
@@ -225,6 +236,26 @@ BATCHING_CASES = {
     'batch-a-graph': (batch_complexes, ([SimplicialComplexData.from_simplices([[0, 1]]),
                                          Data(num_nodes=3)], ), {}, TypeError,
                       r"data_list\[1\] must be a SimplicialComplexData, not Data"),
+    'batch-other-widths': (batch_complexes, ([_triangle(x_1=torch.zeros(3, 2)),
+                                              _triangle(x_1=torch.zeros(3, 4))], ), {},
+                           ValueError, r"'x_1' of data_list\[1\] is torch.float32 of "
+                           r"shape \[3, 4\] but that of data_list\[0\] is "
+                           r"torch.float32 of shape \[3, 2\]"),
+    'batch-missing-attribute': (batch_complexes, ([_triangle(x_1=torch.zeros(3, 2)),
+                                                   _triangle()], ), {}, ValueError,
+                                r"data_list\[1\] has no \['x_1'\], which "
+                                r"data_list\[0\] has"),
+    'batch-extra-attribute': (batch_complexes, ([_triangle(),
+                                                 _triangle(x_1=torch.zeros(3, 2))], ),
+                              {}, ValueError, r"data_list\[1\] has \['x_1'\], which "
+                              r"data_list\[0\] has not \(they would be left out"),
+    'batch-other-dtypes': (batch_complexes, ([_triangle(), _triangle(
+        dtype=torch.float64)], ), {}, ValueError, "the operators of data_list\\[1\\] "
+        "are torch.float64 but those of data_list\\[0\\] torch.float32"),
+    'batch-other-label-dtype': (batch_complexes, ([_triangle(y=torch.tensor([1])),
+                                                   _triangle(y=torch.tensor([1.0]))], ),
+                                {}, ValueError, "'y' of data_list\\[1\\] is "
+                                "torch.float32"),
 }
 
 

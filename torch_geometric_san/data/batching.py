@@ -14,12 +14,14 @@ same order. :func:`pad_order` pads one complex with empty orders
 """
 import collections.abc
 import copy
-from typing import Iterable, List, Optional, Sequence
+from typing import Any, Iterable, List, Optional, Sequence, Set, Tuple
 
+from torch import Tensor
 from torch_geometric.data import Batch
 from torch_geometric.data.data import BaseData
 
-from torch_geometric_san.data.simplicial_complex_data import (SimplicialComplexData,
+from torch_geometric_san.data.simplicial_complex_data import (_COMPUTED,
+                                                              SimplicialComplexData,
                                                               _check_complex_arg)
 from torch_geometric_san.utils.validation import check_int
 
@@ -94,7 +96,10 @@ def batch_complexes(data_list: Sequence[SimplicialComplexData],
 
     Raises:
         TypeError: If :obj:`data_list` is not a list of single complexes.
-        ValueError: If :obj:`data_list` is empty.
+        ValueError: If :obj:`data_list` is empty, or its complexes differ in their
+            attributes (besides :obj:`exclude_keys`), or in the dtype or the sizes
+            beyond the simplices of one (e.g. feature widths): PyG's collate would
+            drop or promote them silently, or fail inside :func:`torch.cat`.
 
     Example:
         >>> edge = SimplicialComplexData.from_simplices([[0, 1]])
@@ -115,5 +120,57 @@ def batch_complexes(data_list: Sequence[SimplicialComplexData],
     order = max(data.order for data in data_list)
     padded: List[SimplicialComplexData] = [
         pad_order(data, order) if data.order < order else data for data in data_list]
+    _check_same_attributes(padded, set(exclude_keys or ()))
     return Batch.from_data_list(padded, follow_batch=follow_batch,
                                 exclude_keys=exclude_keys)
+
+
+def _check_same_attributes(data_list: List[SimplicialComplexData],
+                           exclude: Set[str]) -> None:
+    # PyG collates the attributes of the first complex: another complex's extra
+    # attributes would be left out silently, a missing one raises a bare KeyError,
+    # tensors of other widths fail inside torch.cat and other dtypes are promoted
+    # silently. Each of these is refused here, naming the complex and attribute.
+    # The attributes the constructors compute have their shapes by construction and
+    # the operators' dtype (_weight_dtype); the others are compared one by one.
+    first = data_list[0]
+    keys = first._store._mapping.keys() - exclude
+    given = {}  # key: (dtype, shape with the concatenated dimension left out)
+    for key in keys:
+        value = first._store[key]
+        if isinstance(value, Tensor) and not _COMPUTED.fullmatch(key):
+            given[key] = _layout(first, key, value)
+    dtype = first._weight_dtype()
+    for i, data in enumerate(data_list[1:], start=1):
+        other = data._store._mapping.keys() - exclude
+        if other != keys:
+            missing, extra = sorted(keys - other), sorted(other - keys)
+            problem = (f"has no {missing}, which data_list[0] has" if missing else
+                       f"has {extra}, which data_list[0] has not (they would be left "
+                       f"out of the batch)")
+            raise ValueError(f"data_list[{i}] {problem}: the complexes of a batch need "
+                             f"the same attributes (or name the others in "
+                             f"exclude_keys)")
+        if data._weight_dtype() != dtype:
+            raise ValueError(f"the operators of data_list[{i}] are "
+                             f"{data._weight_dtype()} but those of data_list[0] "
+                             f"{dtype}: the complexes of a batch need one dtype")
+        for key, layout in given.items():
+            value = data._store[key]
+            if not isinstance(value, Tensor) or _layout(data, key, value) != layout:
+                found = (f"{value.dtype} of shape {list(value.shape)}"
+                         if isinstance(value, Tensor) else type(value).__name__)
+                a = first._store[key]
+                raise ValueError(f"'{key}' of data_list[{i}] is {found} but that of "
+                                 f"data_list[0] is {a.dtype} of shape {list(a.shape)}: "
+                                 f"the complexes of a batch need the same dtypes and "
+                                 f"sizes beyond the simplices (the same feature widths)")
+
+
+def _layout(data: SimplicialComplexData, key: str, value: Tensor) -> Tuple[Any, ...]:
+    # What PyG's collate needs to agree between the tensors of one attribute.
+    dim = data.__cat_dim__(key, value)
+    shape = list(value.shape)
+    if dim is not None and shape:
+        shape[dim % len(shape)] = -1
+    return value.dtype, tuple(shape)
