@@ -133,6 +133,9 @@ def test_repr():
 
 
 BAD_GRAPHS = {
+    'sparse-adjacency': (dict(adj_t=torch.tensor([[0., 1.], [1., 0.]]).to_sparse(),
+                              num_nodes=2), ValueError,
+                         "stores its edges as 'adj_t'.*before ToSparseTensor"),
     'float-edge-index': (dict(edge_index=torch.tensor([[0., 1.], [1., 2.]]),
                               num_nodes=3), TypeError, "edge_index must hold integers"),
     'edge-index-shape': (dict(edge_index=torch.tensor([[0, 1, 2]]), num_nodes=3),

@@ -36,7 +36,8 @@ class LiftToCliqueComplex(_Lifting):
       and both directions included) and every other attribute (``y``, ``pos``,
       ``edge_weight``, masks, ...) are kept, so PyG tools such as
       :func:`torch_geometric.utils.to_networkx` still see the graph, and batching
-      shifts ``edge_index`` as for a graph. A graph without ``edge_index`` has no edges.
+      shifts ``edge_index`` as for a graph. A graph without ``edge_index`` has no edges
+      (one that stores them as a sparse ``adj_t`` or ``adj`` instead is refused).
 
     The complex is padded to :obj:`max_order` (with empty orders) when the graph has no
     cliques that large, so lifted graphs can always be batched together. The cliques
@@ -114,6 +115,13 @@ class LiftToCliqueComplex(_Lifting):
             raise ValueError("the number of nodes cannot be inferred; set "
                              "data.num_nodes")
         check_num_nodes(num_nodes)
+        if data.edge_index is None:
+            stored = [key for key in ('adj_t', 'adj') if key in data]
+            if stored:
+                raise ValueError(f"the graph stores its edges as '{stored[0]}' (e.g. "
+                                 f"after ToSparseTensor), which the lifting does not "
+                                 f"read: lift the graph with its edge_index, before "
+                                 f"ToSparseTensor")
         edge_index = (np.empty((2, 0), dtype=np.int64) if data.edge_index is None else
                       check_edge_index(data.edge_index, num_nodes).detach().cpu().numpy()
                       .astype(np.int64))
