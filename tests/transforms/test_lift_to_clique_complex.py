@@ -186,6 +186,14 @@ def test_bad_graphs_raise_and_are_left_unchanged(name, assert_rejected):
     assert_rejected(LiftToCliqueComplex(), (Data(**attrs), ), {}, error, pattern)
 
 
+def test_lift_x_refuses_complex_node_features(assert_rejected):
+    # Converted to a real dtype they would lose their imaginary parts.
+    graph = Data(x=torch.ones(3, 1, dtype=torch.cfloat),
+                 edge_index=torch.tensor([[0, 1], [1, 2]]))
+    assert_rejected(LiftToCliqueComplex(lift_x=True), (graph, ), {}, TypeError,
+                    "lift_x needs real node features.*complex64")
+
+
 @pytest.mark.parametrize('max_order, error', [(0, ValueError), ('2', TypeError),
                                                (True, TypeError), (2.0, TypeError),
                                                (-3, ValueError)])

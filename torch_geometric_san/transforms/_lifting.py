@@ -88,15 +88,21 @@ def _lift_node_features(x: Tensor, simplices: Tensor, reduce: str,
     vertex position by vertex position (no :math:`[N_k, k + 1, F]` intermediate).
 
     Args:
-        x (torch.Tensor): Node features ``[N_0, F]``; integer and bool features are
-            converted to :obj:`dtype` first.
+        x (torch.Tensor): Node features ``[N_0, F]``, real; integer and bool features
+            are converted to :obj:`dtype` first.
         simplices (torch.Tensor): The k-simplices ``[N_k, k + 1]``.
         reduce (str): ``'sum'`` or ``'mean'``.
         dtype (torch.dtype): The floating type of converted features.
 
     Returns:
         torch.Tensor: ``[N_k, F]``.
+
+    Raises:
+        TypeError: If :obj:`x` is complex.
     """
+    if x.is_complex():
+        raise TypeError(f"lift_x needs real node features (their means or sums on "
+                        f"the simplices), got {x.dtype}")
     if not x.is_floating_point():
         x = x.to(dtype)
     index = simplices.to(x.device)
