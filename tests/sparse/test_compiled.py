@@ -180,6 +180,13 @@ def test_attention_rejects_bad_input(assert_rejected, kwargs, pattern_):
     assert_rejected(pattern().attention, (0.2, ), kwargs, ValueError, pattern_)
 
 
+@pytest.mark.parametrize('slope, error', [('0.2', TypeError), (float('inf'), ValueError),
+                                          (True, TypeError)])
+def test_attention_rejects_a_bad_slope(assert_rejected, slope, error):
+    assert_rejected(pattern().attention, (slope, ), dict(score=torch.randn(
+        pattern().nnz, 2)), error, 'negative_slope must be')
+
+
 def test_grouped_products_reject_bad_values(assert_rejected):
     op = pattern()
     x = torch.randn(9, 1, 2)

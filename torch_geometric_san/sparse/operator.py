@@ -415,6 +415,7 @@ class SparseOperator:
         defined. On the CPU one pass each way in the compiled kernel (as
         :meth:`matmul_grouped`), elsewhere gathers and
         :func:`~torch_geometric_san.sparse.segment_softmax`."""
+        negative_slope = check_real(negative_slope, 'negative_slope')
         if (score is None) == (target is None or source is None) or \
                 (score is not None and (target is not None or source is not None)):
             raise ValueError("pass either 'score' or both 'target' and 'source'")
