@@ -110,6 +110,9 @@ def test_legacy_inputs_are_converted_and_checked():
         SimplicialOperators.from_inputs(4, *data.up_laplacian(1))
     with pytest.raises(TypeError, match="expected at most 6 operator arguments"):
         as_operators(6, index, (weight, ) * 6, {})
+    with pytest.raises(TypeError, match=r"data.operators\(k\) of the complex, not "
+                                        "the SimplicialComplexData itself"):
+        as_operators(6, data, (), {})
 
 
 def test_reoriented_shares_the_operators_and_validates():

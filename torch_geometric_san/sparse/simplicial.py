@@ -4,6 +4,7 @@ from typing import Any, Dict, Optional, Tuple, Union
 import torch
 from torch import Tensor
 
+from torch_geometric.data.data import BaseData
 from torch_geometric.typing import SparseTensor
 
 from torch_geometric_san.sparse.operator import SparseOperator
@@ -259,8 +260,9 @@ def as_operators(num_simplices: int, ops: Any, args: Tuple[Any, ...],
         SimplicialOperators: The operators.
 
     Raises:
-        TypeError: Legacy arguments beside a :class:`SimplicialOperators`,
-            unknown names, or an argument given twice.
+        TypeError: A data object instead of its operators, legacy arguments
+            beside a :class:`SimplicialOperators`, unknown names, or an argument
+            given twice.
         ValueError: Operators of another size than :obj:`x`.
     """
     if isinstance(ops, SimplicialOperators):
@@ -272,6 +274,10 @@ def as_operators(num_simplices: int, ops: Any, args: Tuple[Any, ...],
             raise ValueError(f"the operators are for {ops.num_simplices} simplices "
                              f"but x has {num_simplices}")
         return ops
+    if isinstance(ops, BaseData):
+        raise TypeError(f"the operators must be SimplicialOperators, e.g. "
+                        f"data.operators(k) of the complex, not the "
+                        f"{type(ops).__name__} itself")
     unknown = set(kwargs) - set(LEGACY_ARGUMENTS)
     if unknown:
         raise TypeError(f"unexpected operator arguments {sorted(unknown)}; expected "
