@@ -156,6 +156,25 @@ def check_float_tensor(value: Any, name: str) -> torch.Tensor:
     return value
 
 
+def check_same_dtype(x: torch.Tensor, dtype: torch.dtype, name: str, owner: str,
+                     hint: str) -> None:
+    r"""Checks that the signal :obj:`x` has the dtype of the parameters it meets.
+
+    Args:
+        x (torch.Tensor): The signal.
+        dtype (torch.dtype): The dtype of the parameters.
+        name (str): The signal's name, for the message.
+        owner (str): What holds the parameters (e.g. :obj:`"model"`).
+        hint (str): The object to convert in the message's example.
+
+    Raises:
+        TypeError: If the dtypes differ.
+    """
+    if x.dtype != dtype:
+        raise TypeError(f"'{name}' is {x.dtype} but the {owner}'s parameters are "
+                        f"{dtype}; convert one of them (e.g. {hint}.to({x.dtype}))")
+
+
 def check_batch(batch: Any, num_items: int, num_graphs: Any) -> Optional[int]:
     r"""Checks a batch vector (the complex of each of :obj:`num_items` simplices)
     and a number of complexes, as the readouts take them.

@@ -361,3 +361,16 @@ def test_invalid_arguments_and_input(kit):
     data.x_2 = torch.randn(data.num_simplices(2), 5, dtype=torch.float64)
     with pytest.raises(ValueError, match=r"'x_2' must have shape \[N_2, 2\]"):
         net(data)
+    # Signals of another dtype than the model's: also x_1 of a per-vertex model, which
+    # its first layer reads through a linear map only (no SANConv of order 1).
+    data = with_signals(kit.delaunay(10))
+    data.x_1 = data.x_1.float()
+    for net in (model([3, 4, 2], 4, num_layers=1, out_channels=2),
+                model([3, 4, 2], 4, num_layers=1, out_channels=2, readout=None, order=0)):
+        assert '1' not in net.layers[0].convs or net.readout is not None
+        with pytest.raises(TypeError, match=r"'x_1' is torch.float32 but the model's "
+                                            r"parameters are torch.float64"):
+            net(data)
+    data.x_1 = data.x_1.long()
+    with pytest.raises(TypeError, match="x_1"):
+        net(data)

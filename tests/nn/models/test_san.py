@@ -260,6 +260,9 @@ def test_invalid_arguments(kit):
 @pytest.mark.parametrize('change, error, pattern', [
     (lambda n: dict(x=torch.randn(n, dtype=torch.float64)), ValueError,
      r"'x' must have shape \[N, 3\] or \[B, N, 3\] \(got \[\d+\]\)"),
+    (lambda n: dict(x=torch.randn(n, 3)), TypeError,
+     r"'x' is torch.float32 but the model's parameters are torch.float64; .* "
+     r"model.to\(torch.float32\)"),
     (lambda n: dict(batch=torch.zeros(3, dtype=torch.long)), ValueError,
      r"'batch' must have shape \[\d+\], one complex id per simplex \(got \[3\]\)"),
     (lambda n: dict(batch=torch.zeros(n)), TypeError,

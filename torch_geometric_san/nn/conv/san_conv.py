@@ -17,7 +17,7 @@ from torch_geometric_san.sparse.propagation import (accumulate, polynomial, powe
                                                    prepare, sddmm)
 from torch_geometric_san.utils.validation import (check_bool, check_dropout,
                                                   check_float_tensor, check_int,
-                                                  check_real)
+                                                  check_real, check_same_dtype)
 
 ATTENTION_MODES = ("separate", "shared", None)
 
@@ -638,8 +638,9 @@ class SANConv(MessagePassing):
         # (attention), against H * C where all heads share them (fixed values).
         return self.in_channels < self.out_channels * (1 if per_head else self.heads)
 
-    def _check_signal(self, x: Tensor) -> bool:
-        # Whether x holds several signals, [B, N, F_in].
+    def _check_signal(self, x: Tensor, model: bool = False) -> bool:
+        # Whether x holds several signals, [B, N, F_in]. A model checks its input
+        # with its first layer, and its messages then say what to convert.
         check_float_tensor(x, 'x')
         if x.dim() not in (2, 3) or x.size(-1) != self.in_channels:
             raise ValueError(f"'x' must have shape [N, {self.in_channels}] or "
@@ -648,10 +649,8 @@ class SANConv(MessagePassing):
             raise ValueError(f"an ensemble of {self.ensemble} takes one signal per "
                              f"member, 'x' of shape [{self.ensemble}, N, "
                              f"{self.in_channels}] (got {list(x.shape)})")
-        if x.dtype != self.lin.weight.dtype:
-            raise TypeError(f"'x' is {x.dtype} but the layer's parameters are "
-                            f"{self.lin.weight.dtype}; convert one of them "
-                            f"(e.g. conv.to({x.dtype}))")
+        check_same_dtype(x, self.lin.weight.dtype, 'x', *(
+            ('model', 'model') if model else ('layer', 'conv')))
         if x.device.type == 'cpu' and x.dtype in (torch.float16, torch.bfloat16):
             raise TypeError(f"{x.dtype} is not supported on the CPU (its sparse "
                             f"kernels need float32 or float64)")

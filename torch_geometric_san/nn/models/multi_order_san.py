@@ -16,7 +16,8 @@ from torch_geometric_san.nn.functional import dropout
 from torch_geometric_san.nn.models.san import READOUTS, _resolve_act
 from torch_geometric_san.sparse import SimplicialOperators, SparseOperator
 from torch_geometric_san.utils.validation import (check_bool, check_counts, check_dropout,
-                                                   check_int)
+                                                   check_float_tensor, check_int,
+                                                   check_same_dtype)
 
 #: How the pooled features of the orders are combined.
 COMBINES = ('cat', 'sum')
@@ -318,6 +319,7 @@ class MultiOrderSAN(torch.nn.Module):
                              f"(got order {data.order}; lift with max_order="
                              f"{self.max_order})")
         xs: Dict[int, Tensor] = {}
+        dtype = next(self.parameters()).dtype
         for k in self._inputs:
             if f'x_{k}' not in data:
                 raise ValueError(f"the complex has no signal 'x_{k}' on its "
@@ -326,6 +328,8 @@ class MultiOrderSAN(torch.nn.Module):
             if x.dim() != 2 or x.size(1) != self.in_channels[k]:
                 raise ValueError(f"'x_{k}' must have shape [N_{k}, "
                                  f"{self.in_channels[k]}] (got {list(x.shape)})")
+            check_float_tensor(x, f'x_{k}')
+            check_same_dtype(x, dtype, f'x_{k}', 'model', 'model')
             xs[k] = x
 
         inputs = dict(xs)

@@ -246,7 +246,7 @@ class SAN(torch.nn.Module):
             x, ops = data[f'x_{k}'], data.operators(k)
             if isinstance(data, Batch):
                 batch, num_graphs = data.simplex_batch(k), data.num_graphs
-        self.convs[0]._check_signal(x)
+        self.convs[0]._check_signal(x, model=True)
         if given and self.readout is not None:  # a batch's own vector is valid
             num_graphs = check_batch(batch, x.size(-2), num_graphs)
         ops = as_operators(x.size(-2), ops, legacy_ops, legacy_named_ops)
