@@ -145,6 +145,23 @@ def test_exports_refuse_a_signal_of_the_wrong_length(export):
             export(data)
 
 
+@pytest.mark.parametrize('call, error, match', [
+    pytest.param(lambda data: data.to_toponetx(signal=['x']), TypeError,
+                 "signal must be an attribute name", marks=needs_toponetx),
+    pytest.param(lambda data: data.to_toponetx(oriented='no'), TypeError,
+                 "oriented must be True or False", marks=needs_toponetx),
+    pytest.param(lambda data: SimplicialComplexData.from_toponetx(
+        data.to_toponetx(), signal=1), TypeError, "signal must be an attribute name",
+        marks=needs_toponetx),
+    (lambda data: data.to_networkx(signal=['x']), TypeError,
+     "signal must be an attribute name"),
+])
+def test_interop_refuses_bad_arguments(call, error, match):
+    # An unhashable name failed inside networkx; a truthy str was taken for True.
+    with pytest.raises(error, match=match):
+        call(lifted(1))
+
+
 @needs_toponetx
 def test_bfloat16_signals_export_as_float32():
     # NumPy has no bfloat16; float32 holds every bfloat16 value exactly.

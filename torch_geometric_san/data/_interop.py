@@ -14,7 +14,7 @@ import torch
 from torch import Tensor
 
 from torch_geometric_san.data import algebra
-from torch_geometric_san.utils.validation import check_int, rows_problem
+from torch_geometric_san.utils.validation import check_bool, check_int, rows_problem
 
 
 def _import_toponetx() -> Any:
@@ -32,6 +32,7 @@ def _import_toponetx() -> Any:
 def _from_toponetx(cls: type, complex: Any, signal: Optional[str], order: Optional[int],
                   dtype: torch.dtype) -> Any:
     tnx = _import_toponetx()
+    _check_signal_name(signal)
     if not isinstance(complex, tnx.SimplicialComplex):
         raise TypeError(f"complex must be a toponetx.SimplicialComplex, not "
                         f"{type(complex).__name__}")
@@ -122,6 +123,8 @@ def _simplex_rows(data: Any, k: int) -> np.ndarray:
 
 def _to_toponetx(data: Any, signal: Optional[str], oriented: bool) -> Any:
     tnx = _import_toponetx()
+    _check_signal_name(signal)
+    check_bool(oriented, 'oriented')
     complex = tnx.SimplicialComplex()
     for k in range(data.order + 1):
         complex.add_simplices_from(_simplex_rows(data, k).tolist())
@@ -141,6 +144,7 @@ def _to_toponetx(data: Any, signal: Optional[str], oriented: bool) -> Any:
 
 def _to_networkx(data: Any, signal: Optional[str]) -> Any:
     import networkx as nx
+    _check_signal_name(signal)
     graph = nx.Graph()
     graph.add_nodes_from(range(data.num_nodes))
     edges = _simplex_rows(data, 1).tolist() if data.order >= 1 else []
@@ -153,3 +157,10 @@ def _to_networkx(data: Any, signal: Optional[str]) -> Any:
             if x is not None:
                 set_attributes(graph, dict(zip(keys, x.numpy())), name=signal)
     return graph
+
+
+def _check_signal_name(signal: Any) -> None:
+    # The name of the signals' attribute in TopoNetX or networkx: a str or None.
+    if signal is not None and not isinstance(signal, str):
+        raise TypeError(f"signal must be an attribute name (a str) or None, not "
+                        f"{type(signal).__name__}")

@@ -375,8 +375,9 @@ class SimplicialComplexData(Data):
         Raises:
             ImportError: If TopoNetX is not installed.
             TypeError: If :obj:`complex` is not a TopoNetX simplicial complex, its
-                node labels cannot be sorted (e.g. ints and strings mixed), or
-                :obj:`signal` holds other values than numbers.
+                node labels cannot be sorted (e.g. ints and strings mixed),
+                :obj:`signal` is not a str or :obj:`None`, or the attribute holds
+                other values than numbers.
             ValueError: If :obj:`signal` is set on only some simplices of an order,
                 or its values of one order differ in shape.
         """
@@ -411,6 +412,8 @@ class SimplicialComplexData(Data):
 
         Raises:
             ImportError: If TopoNetX is not installed.
+            TypeError: If :obj:`signal` is not a str or :obj:`None`, or
+                :obj:`oriented` not a bool.
             ValueError: If a signal ``x_k`` has not one row per k-simplex.
         """
         return _interop._to_toponetx(self, signal, oriented)
@@ -430,6 +433,7 @@ class SimplicialComplexData(Data):
             networkx.Graph: A new undirected graph.
 
         Raises:
+            TypeError: If :obj:`signal` is not a str or :obj:`None`.
             ValueError: If ``x_0`` or ``x_1`` has not one row per simplex.
         """
         return _interop._to_networkx(self, signal)
