@@ -803,20 +803,7 @@ class SimplicialComplexData(Data):
                            'complexes (batch.get_example(i)) before batching')
         keep = torch.zeros(self.num_nodes, dtype=torch.bool)
         keep[check_simplex_ids(subset, self.num_nodes, 0, 'subset').cpu()] = True
-        masks, simplices, boundaries = [keep], [np.arange(int(keep.sum()))[:, None]], []
-        new_ids = [torch.cumsum(keep, 0) - 1]
-        for k in range(1, self.order + 1):
-            rows = self[f'simplices_{k}'].cpu()
-            masks.append(keep[rows].all(dim=1))
-            new_ids.append(torch.cumsum(masks[k], 0) - 1)
-            simplices.append(new_ids[0][rows[masks[k]]].numpy())
-            index, weight = self.boundary(k)
-            index, weight = index.cpu(), weight.detach().cpu()
-            kept = masks[k][index[1]]  # the faces of a kept simplex are kept
-            boundaries.append(sp.csc_array(
-                (weight[kept].double().numpy(), (new_ids[k - 1][index[0, kept]].numpy(),
-                                                 new_ids[k][index[1, kept]].numpy())),
-                shape=(len(simplices[k - 1]), len(simplices[k]))))
+        masks, new_ids, simplices, boundaries = self._induced(keep)
         rows: Dict[Union[int, str], Tensor] = dict(enumerate(masks))
         attrs: Dict[str, Any] = {}
         if isinstance(self.edge_index, Tensor):
@@ -835,6 +822,27 @@ class SimplicialComplexData(Data):
         device = next((value.device for key, value in self._store.items()
                        if _COMPUTED.fullmatch(key)), keep.device)
         return out.to(device) if device != keep.device else out
+
+    def _induced(self, keep: Tensor) -> Tuple[List[Tensor], List[Tensor],
+                                               List[np.ndarray], List[sp.csc_array]]:
+        # The sub-complex induced by the vertex mask `keep` (on the CPU): per order
+        # the mask of kept simplices and the new id of each kept one, the kept
+        # simplices relabelled (k >= 0) and the kept entries of B_1..B_K.
+        masks, new_ids = [keep], [torch.cumsum(keep, 0) - 1]
+        simplices, boundaries = [np.arange(int(keep.sum()))[:, None]], []
+        for k in range(1, self.order + 1):
+            rows = self[f'simplices_{k}'].cpu()
+            masks.append(keep[rows].all(dim=1))
+            new_ids.append(torch.cumsum(masks[k], 0) - 1)
+            simplices.append(new_ids[0][rows[masks[k]]].numpy())
+            index, weight = self.boundary(k)
+            index, weight = index.cpu(), weight.detach().cpu()
+            kept = masks[k][index[1]]  # the faces of a kept simplex are kept
+            boundaries.append(sp.csc_array(
+                (weight[kept].double().numpy(), (new_ids[k - 1][index[0, kept]].numpy(),
+                                                 new_ids[k][index[1, kept]].numpy())),
+                shape=(len(simplices[k - 1]), len(simplices[k]))))
+        return masks, new_ids, simplices, boundaries
 
     def edge_subgraph(self, subset: Tensor) -> 'SimplicialComplexData':
         r"""Not defined for a complex: its edges are 1-simplices, faces of its
