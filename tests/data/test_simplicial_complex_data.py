@@ -419,6 +419,19 @@ def test_subgraph_of_a_complex_without_laplacians_stays_without(random_tree):
         assert torch.equal(sub[f'spectrum_{k}'], full[f'spectrum_{k}'])
 
 
+def test_subgraph_of_an_attribute_of_ambiguous_length():
+    # A cycle has as many edges as vertices: pos could be either; attrs settles it.
+    cycle = sorted(sorted((i, (i + 1) % 7)) for i in range(7))
+    data = SimplicialComplexData.from_simplices(cycle, pos=torch.randn(7, 2))
+    subset = torch.tensor([0, 1, 2, 3])
+    with pytest.warns(UserWarning, match="subgraph copies 'pos' unchanged"):
+        assert torch.equal(data.subgraph(subset).pos, data.pos)
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        assert torch.equal(data.subgraph(subset, attrs={'pos': 0}).pos,
+                           data.pos[subset])
+
+
 def test_largest_connected_components_of_a_lifted_complex(assert_data_equal):
     import torch_geometric.transforms as T
     graph, lift = _lifted_graph()

@@ -758,7 +758,8 @@ class SimplicialComplexData(Data):
 
     # Sub-complexes -----------------------------------------------------------------
 
-    def subgraph(self, subset: Tensor) -> 'SimplicialComplexData':
+    def subgraph(self, subset: Tensor,
+                 attrs: Optional[Dict[str, int]] = None) -> 'SimplicialComplexData':
         r"""The sub-complex induced by the vertices :obj:`subset`: the simplices of
         every order all of whose vertices are kept, as PyG's
         :meth:`~torch_geometric.data.Data.subgraph` keeps the edges between kept
@@ -781,15 +782,20 @@ class SimplicialComplexData(Data):
         Args:
             subset (torch.Tensor): A boolean mask :obj:`[N_0]` of the vertices to
                 keep, or their distinct ids (any order).
+            attrs (Dict[str, int], optional): The orders of attributes whose length
+                alone does not tell it (as for
+                :func:`~torch_geometric_san.data.simplex_attr_orders`, which warns
+                about them). (default: :obj:`None`)
 
         Returns:
             SimplicialComplexData: The induced sub-complex, of the same order.
 
         Raises:
-            TypeError: If the complex is a batch, or :obj:`subset` is not a mask
-                or a 1-D integer tensor.
+            TypeError: If the complex is a batch, :obj:`subset` is not a mask
+                or a 1-D integer tensor, or :obj:`attrs` not a dict of names to ints.
             ValueError: If :obj:`subset` is a mask of the wrong size, or holds ids
-                out of range or repeated.
+                out of range or repeated, or an attribute of :obj:`attrs` does not
+                have the rows of its order.
 
         Example:
             >>> data = SimplicialComplexData.from_simplices([[0, 1, 2], [1, 2, 3]],
@@ -805,19 +811,19 @@ class SimplicialComplexData(Data):
         keep[check_simplex_ids(subset, self.num_nodes, 0, 'subset').cpu()] = True
         masks, new_ids, simplices, boundaries = self._induced(keep)
         rows: Dict[Union[int, str], Tensor] = dict(enumerate(masks))
-        attrs: Dict[str, Any] = {}
+        values: Dict[str, Any] = {}
         if isinstance(self.edge_index, Tensor):
             edge_index = self.edge_index
             rows[GRAPH_EDGES] = keep[edge_index[0].cpu()] & keep[edge_index[1].cpu()]
-            attrs['edge_index'] = new_ids[0].to(edge_index.device)[
+            values['edge_index'] = new_ids[0].to(edge_index.device)[
                 edge_index[:, rows[GRAPH_EDGES].to(edge_index.device)]]
-        owners = simplex_attr_orders(self, who='subgraph')
+        owners = simplex_attr_orders(self, attrs, who='subgraph')
         for key, value in self._store.items():
             if key in owners:
-                attrs[key] = value[rows[owners[key]].to(value.device)]
+                values[key] = value[rows[owners[key]].to(value.device)]
             elif not (_COMPUTED.fullmatch(key) or key in ('num_nodes', 'edge_index')):
-                attrs[key] = value
-        out = self._build(simplices, boundaries, self._weight_dtype(), attrs,
+                values[key] = value
+        out = self._build(simplices, boundaries, self._weight_dtype(), values,
                           laplacians='hodge_index_0' in self._store)
         device = next((value.device for key, value in self._store.items()
                        if _COMPUTED.fullmatch(key)), keep.device)
