@@ -190,3 +190,12 @@ def tiny_tu_dataset(tmp_path):
     r"""The root of a small TU-format dataset ``TINY`` (24 graphs, 3 node labels,
     classes: with or without triangles), written in a fresh directory."""
     return _write_tiny_tu_dataset(tmp_path / 'tu')
+
+
+@pytest.fixture
+def cycle_with_pos():
+    r"""A 7-cycle complex with a vertex ``pos`` ``[7, 2]``: it has as many edges as
+    vertices, so the length of ``pos`` does not tell its order."""
+    from torch_geometric_san.data import SimplicialComplexData
+    cycle = sorted(sorted((i, (i + 1) % 7)) for i in range(7))
+    return SimplicialComplexData.from_simplices(cycle, pos=torch.randn(7, 2))

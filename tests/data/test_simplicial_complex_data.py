@@ -419,10 +419,9 @@ def test_subgraph_of_a_complex_without_laplacians_stays_without(random_tree):
         assert torch.equal(sub[f'spectrum_{k}'], full[f'spectrum_{k}'])
 
 
-def test_subgraph_of_an_attribute_of_ambiguous_length():
+def test_subgraph_of_an_attribute_of_ambiguous_length(cycle_with_pos):
     # A cycle has as many edges as vertices: pos could be either; attrs settles it.
-    cycle = sorted(sorted((i, (i + 1) % 7)) for i in range(7))
-    data = SimplicialComplexData.from_simplices(cycle, pos=torch.randn(7, 2))
+    data = cycle_with_pos
     subset = torch.tensor([0, 1, 2, 3])
     with pytest.warns(UserWarning, match="subgraph copies 'pos' unchanged"):
         assert torch.equal(data.subgraph(subset).pos, data.pos)

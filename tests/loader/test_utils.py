@@ -93,11 +93,9 @@ def test_attributes_of_every_order_follow_their_simplices(planar):
                 assert name not in sub, (k, name)
 
 
-def test_an_ambiguous_attribute_is_copied_with_a_warning_and_attrs_settle_it():
+def test_an_ambiguous_attribute_is_copied_with_a_warning_and_attrs_settle_it(cycle_with_pos):
     # A cycle has as many edges as vertices: pos could be either.
-    cycle = sorted(sorted((i, (i + 1) % 7)) for i in range(7))
-    data = SimplicialComplexData.from_simplices(cycle)
-    data.pos = torch.randn(7, 2)
+    data = cycle_with_pos
     with pytest.warns(UserWarning, match=r"SimplicialNeighborLoader copies 'pos' "
                                          r"unchanged: its 7 rows match N_0 and N_1"):
         loader = SimplicialNeighborLoader(data, [1], order=1, batch_size=2)

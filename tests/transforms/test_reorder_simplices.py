@@ -132,11 +132,9 @@ def test_labels_and_masks_of_the_citation_dataset_move_with_their_simplices():
     assert torch.equal(out.x_2[out.train_mask], out.y[out.train_mask])
 
 
-def test_an_attribute_of_an_ambiguous_length_is_copied_with_a_warning():
+def test_an_attribute_of_an_ambiguous_length_is_copied_with_a_warning(cycle_with_pos):
     # A cycle has as many edges as vertices: pos could be either; attrs settles it.
-    cycle = sorted(sorted((i, (i + 1) % 7)) for i in range(7))
-    data = SimplicialComplexData.from_simplices(cycle)
-    data.pos = torch.randn(7, 2)
+    data = cycle_with_pos
     with pytest.warns(UserWarning, match=r"copies 'pos' unchanged: its 7 rows "
                                          r"match N_0 and N_1; .*attrs=\{'pos': 1\}"):
         out, perms = reorder_simplices(data)
@@ -148,7 +146,7 @@ def test_an_attribute_of_an_ambiguous_length_is_copied_with_a_warning():
         assert torch.equal(ReorderSimplices({'pos': 1})(data).pos, data.pos[perms[1]])
     # The columns of a kept graph edge_index count too; a key naming edges
     # belongs to them, as PyG tells edge attributes (so it is copied, silently).
-    graph = Data(edge_index=torch.tensor(cycle).t(), num_nodes=7,
+    graph = Data(edge_index=data.simplices_1.t(), num_nodes=7,
                  edge_weight=torch.rand(7), weight=torch.rand(7))
     lifted = LiftToCliqueComplex(max_order=1)(graph)
     with pytest.warns(UserWarning, match="'weight' unchanged.*N_0 and N_1 and "
