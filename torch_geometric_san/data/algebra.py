@@ -17,6 +17,13 @@ with its :math:`i`-th vertex deleted. From them
 No function here loops over simplices in Python: faces are found by deleting columns,
 rows are encoded into order-preserving integer keys and looked up with
 :func:`numpy.searchsorted`, and the Laplacians are SciPy sparse products.
+
+These are the building blocks of the constructors of
+:class:`~torch_geometric_san.data.SimplicialComplexData`, which check what users give
+and pass them NumPy integer arrays and SciPy sparse arrays of the documented shapes.
+They check the properties they are named for (:func:`check_simplex_rows`,
+:func:`check_distinct`, :func:`check_chain_complex`), not the types of their arguments;
+called directly, they need arrays like the constructors'.
 """
 from array import array
 from itertools import chain
