@@ -31,6 +31,17 @@ def at_least(minimum: int) -> Callable[[str], int]:
     return parse
 
 
+def int_list(minimum: int) -> Callable[[str], str]:
+    """An ``argparse`` type: comma-separated integers, each at least :obj:`minimum`
+    (e.g. a fan-out per hop). Kept as its text, which the scripts parse and print in
+    their commands."""
+    one = at_least(minimum)
+
+    def parse(text: str) -> str:
+        return ','.join(str(one(item.strip())) for item in text.split(','))
+    return parse
+
+
 def real_in(low: float, high: float = float('inf'), low_open: bool = False,
             high_open: bool = False) -> Callable[[str], float]:
     """An ``argparse`` type: a finite real number in the interval from :obj:`low` to

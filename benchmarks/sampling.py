@@ -366,9 +366,10 @@ def main() -> None:
                              '(335000: ~1e6 edges)')
     parser.add_argument('--large-points', type=_common.at_least(1), default=None,
                         help='points of the large complex (3350000: ~1e7 edges)')
-    parser.add_argument('--fanout', default='10,10',
+    parser.add_argument('--fanout', type=_common.int_list(-1), default='10,10',
                         help='neighbours per hop, comma-separated (-1: all)')
-    parser.add_argument('--batch-sizes', default=None)
+    parser.add_argument('--batch-sizes', type=_common.int_list(1), default=None,
+                        help='seeds per batch of the speed part, comma-separated')
     parser.add_argument('--repeats', type=_common.at_least(1), default=None)
     parser.add_argument('--memory-steps', type=_common.at_least(1), default=None)
     parser.add_argument('--train-batch', type=_common.at_least(1), default=512)

@@ -227,6 +227,11 @@ def test_argument_types_accept_their_ranges(common):
         with pytest.raises(argparse.ArgumentTypeError):
             fraction(bad)
     assert common.real_in(0)('0') == 0.0 and common.real_in(0, 1)('1') == 1.0
+    fanout = common.int_list(-1)  # e.g. sampling.py --fanout (a,b failed in int())
+    assert fanout('10, -1') == '10,-1' and fanout('3') == '3'
+    for bad in ('a,b', '10,-2', '', '1,,2'):
+        with pytest.raises(argparse.ArgumentTypeError):
+            fanout(bad)
 
 
 @pytest.mark.parametrize('text', ['{"runs": [', '{"runs": []}', '[1, 2]'])
