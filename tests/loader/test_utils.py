@@ -93,7 +93,8 @@ def test_attributes_of_every_order_follow_their_simplices(planar):
                 assert name not in sub, (k, name)
 
 
-def test_an_ambiguous_attribute_is_copied_with_a_warning_and_attrs_settle_it(cycle_with_pos):
+def test_an_ambiguous_attribute_is_copied_with_a_warning_and_attrs_settle_it(
+        cycle_with_pos):
     # A cycle has as many edges as vertices: pos could be either.
     data = cycle_with_pos
     with pytest.warns(UserWarning, match=r"SimplicialNeighborLoader copies 'pos' "
