@@ -1,7 +1,6 @@
 r"""The neighbours of the simplices of a complex, from its boundary matrices, and the
 sub-complex of a sample of simplices with the operators of the full complex
 restricted to it."""
-import re
 from typing import Any, Dict, List, Optional, Tuple, Union
 
 import numpy as np
@@ -10,16 +9,13 @@ import torch
 from torch import Tensor
 
 from torch_geometric_san.data import SimplicialComplexData
-from torch_geometric_san.data.simplicial_complex_data import _check_complex_arg
+from torch_geometric_san.data.simplicial_complex_data import _COMPUTED, _check_complex_arg
 from torch_geometric_san.data.attributes import GRAPH_EDGES, simplex_attr_orders
 from torch_geometric_san.utils.validation import (check_edge_index, check_int,
                                                   check_simplex_ids)
 
 __all__ = ["SimplicialAdjacency", "simplicial_subcomplex", "edge_rows"]
 
-#: Attributes the sub-complex builds per order; the full complex's are not copied.
-_PER_ORDER = re.compile(r'(simplices|spectrum|(boundary|down|up|hodge)_(index|weight))'
-                        r'_(\d+)')
 
 
 class SimplicialAdjacency:
@@ -296,7 +292,7 @@ def _subcomplex(data: SimplicialComplexData, order: int, n_id: Tensor,
         out.edge_index = adjacency[0].local_ids(ids[0], edge_index.index_select(1, kept))
         rows[GRAPH_EDGES] = kept
     for key, value in data._store.items():
-        match = _PER_ORDER.fullmatch(key)
+        match = _COMPUTED.fullmatch(key)  # built per order; spectra of orders <= k kept
         if match is not None:
             if match.group(1) == 'spectrum' and int(match.group(4)) <= order:
                 out[key] = value
