@@ -144,3 +144,25 @@ def simplex_attr_orders(
                           f"attrs (e.g. attrs={{'{key}': {others[-1]}}}) to "
                           f"settle it")
     return owners
+
+
+def _select_attr_rows(data: SimplicialComplexData, owners: Dict[str, Union[int, str]],
+                     rows: Dict[Union[int, str], Tensor]) -> Dict[str, Tensor]:
+    r"""The per-simplex attributes of :obj:`data` whose owner (:obj:`owners`, from
+    :func:`simplex_attr_orders`) is in :obj:`rows`, each with the rows
+    :obj:`rows[owner]` (ids in a new order, or a boolean mask).
+
+    Args:
+        data (SimplicialComplexData): The complex.
+        owners (Dict[str, Union[int, str]]): The owner of each attribute.
+        rows (Dict[Union[int, str], torch.Tensor]): The rows to take per owner.
+
+    Returns:
+        Dict[str, torch.Tensor]: The selected attributes, by name.
+    """
+    out = {}
+    for key, owner in owners.items():
+        if owner in rows:
+            value = data._store[key]
+            out[key] = value[rows[owner].to(value.device)]
+    return out

@@ -804,7 +804,8 @@ class SimplicialComplexData(Data):
             >>> sub.simplices_1.tolist(), sub.simplices_2.tolist()
             ([[0, 1], [0, 2], [1, 2]], [[0, 1, 2]])
         """
-        from torch_geometric_san.data.attributes import GRAPH_EDGES, simplex_attr_orders
+        from torch_geometric_san.data.attributes import (GRAPH_EDGES, _select_attr_rows,
+                                                         simplex_attr_orders)
         _check_complex_arg(self, 'the complex', 'take the subgraph of each of its '
                            'complexes (batch.get_example(i)) before batching')
         keep = torch.zeros(self.num_nodes, dtype=torch.bool)
@@ -818,10 +819,10 @@ class SimplicialComplexData(Data):
             values['edge_index'] = new_ids[0].to(edge_index.device)[
                 edge_index[:, rows[GRAPH_EDGES].to(edge_index.device)]]
         owners = simplex_attr_orders(self, attrs, who='subgraph')
+        values.update(_select_attr_rows(self, owners, rows))
         for key, value in self._store.items():
-            if key in owners:
-                values[key] = value[rows[owners[key]].to(value.device)]
-            elif not (_COMPUTED.fullmatch(key) or key in ('num_nodes', 'edge_index')):
+            if not (key in owners or _COMPUTED.fullmatch(key) or
+                    key in ('num_nodes', 'edge_index')):
                 values[key] = value
         out = self._build(simplices, boundaries, self._weight_dtype(), values,
                           laplacians='hodge_index_0' in self._store)

@@ -10,7 +10,8 @@ from torch import Tensor
 
 from torch_geometric_san.data import SimplicialComplexData
 from torch_geometric_san.data.simplicial_complex_data import _COMPUTED, _check_complex_arg
-from torch_geometric_san.data.attributes import GRAPH_EDGES, simplex_attr_orders
+from torch_geometric_san.data.attributes import (GRAPH_EDGES, _select_attr_rows,
+                                                 simplex_attr_orders)
 from torch_geometric_san.utils.validation import (check_edge_index, check_int,
                                                   check_simplex_ids)
 
@@ -296,12 +297,9 @@ def _subcomplex(data: SimplicialComplexData, order: int, n_id: Tensor,
         if match is not None:
             if match.group(1) == 'spectrum' and int(match.group(4)) <= order:
                 out[key] = value
-        elif key in attr_orders:  # per-simplex: the kept rows; dropped above order k
-            owner = attr_orders[key]
-            if owner in rows:
-                out[key] = value.index_select(0, rows[owner].to(value.device))
-        elif key not in out._store:
+        elif key not in attr_orders and key not in out._store:
             out[key] = value
+    out.update(_select_attr_rows(data, attr_orders, rows))  # dropped above order k
     dtype = data._weight_dtype()
     for j in range(order + 1):
         if j > 0:

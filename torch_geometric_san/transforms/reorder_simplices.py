@@ -11,8 +11,8 @@ from torch_geometric.transforms import BaseTransform
 
 from torch_geometric_san.data import SimplicialComplexData
 from torch_geometric_san.data.simplicial_complex_data import _check_complex_arg
-from torch_geometric_san.data.attributes import (GRAPH_EDGES, _check_attr_orders,
-                                                 simplex_attr_orders)
+from torch_geometric_san.data.attributes import (_check_attr_orders,
+                                                 _select_attr_rows, simplex_attr_orders)
 
 
 class ReorderSimplices(BaseTransform):
@@ -150,10 +150,7 @@ def reorder_simplices(
                 done[id(index)] = (new, sort)
             out[key], sort = done[id(index)]
             out[f'{name}_weight_{k}'] = data[f'{name}_weight_{k}'][sort]
-    for key, k in moved.items():
-        if k != GRAPH_EDGES and k > 0:
-            value = data[key]
-            out[key] = value[perms[k].to(value.device)]
+    out.update(_select_attr_rows(data, moved, dict(enumerate(perms[1:], start=1))))
     return out, perms
 
 
