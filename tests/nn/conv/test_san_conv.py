@@ -8,7 +8,8 @@ from torch_geometric.nn import GATConv
 from torch_geometric.typing import WITH_TORCH_SPARSE, SparseTensor
 from torch_geometric.utils import scatter
 
-from torch_geometric_san.nn import SANConv, SCNConv, SCNNConv, SNNConv, dense_san_conv
+from torch_geometric_san.nn import (SANConv, SATConv, SCNConv, SCNNConv, SNNConv,
+                                   dense_san_conv)
 
 CONFIGS = [
     dict(),
@@ -487,6 +488,19 @@ def test_explainers_are_refused(kit):
 def test_cached_was_removed():
     with pytest.raises(TypeError, match="'cached' was removed"):
         SANConv(3, 4, cached=True)
+
+
+@pytest.mark.parametrize('cls,kwargs,match', [
+    (SNNConv, dict(J_up=2), "SNNConv fixes J_up=1;"),
+    (SNNConv, dict(shared_weights=False), "SNNConv fixes shared_weights=True;"),
+    (SATConv, dict(J_up=2, attention=None), "SATConv fixes J_up=1, attention='shared';"),
+    (SCNNConv, dict(attention='shared'), "SCNNConv fixes attention=None;"),
+    (SCNConv, dict(J_harmonic=1), "SCNConv fixes J_harmonic=0;"),
+    (SCNConv, dict(attention='shared'), "SCNConv fixes attention=None;"),
+])
+def test_special_cases_refuse_what_they_fix(cls, kwargs, match):
+    with pytest.raises(TypeError, match=match + " use SANConv"):
+        cls(3, 4, **kwargs)
 
 
 @pytest.mark.parametrize('kwargs,error,match', [

@@ -664,6 +664,17 @@ class SANConv(MessagePassing):
                 (f', ensemble={self.ensemble})' if self.ensemble else ')'))
 
 
+def _special_case(cls: str, kwargs: Dict, **fixed) -> Dict:
+    # The keyword arguments of SANConv for its special case cls, which fixes
+    # the arguments `fixed`: a user's value for one of them is refused by
+    # name, rather than by Python's "multiple values" error deep in __init__.
+    clash = [key for key in fixed if key in kwargs]
+    if clash:
+        fixes = ', '.join(f'{key}={fixed[key]!r}' for key in clash)
+        raise TypeError(f"{cls} fixes {fixes}; use SANConv for other values")
+    return {**kwargs, **fixed}
+
+
 def _linear(x: Tensor, weight: Tensor) -> Tensor:
     # x W^T with one weight [F_out, F_in], or one per signal [B, F_out, F_in]
     # (an ensemble's members).

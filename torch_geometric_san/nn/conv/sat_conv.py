@@ -1,4 +1,4 @@
-from torch_geometric_san.nn.conv.san_conv import SANConv
+from torch_geometric_san.nn.conv.san_conv import SANConv, _special_case
 
 
 class SATConv(SANConv):
@@ -39,10 +39,11 @@ class SATConv(SANConv):
     def __init__(self, in_channels: int, out_channels: int, heads: int = 1,
                  concat: bool = True, negative_slope: float = 0.2,
                  dropout: float = 0.0, **kwargs):
-        super().__init__(in_channels, out_channels, J_up=1, J_down=1,
-                         J_harmonic=None, heads=heads, concat=concat,
-                         negative_slope=negative_slope, dropout=dropout,
-                         attention="shared", **kwargs)
+        super().__init__(
+            in_channels, out_channels, heads=heads, concat=concat,
+            negative_slope=negative_slope, dropout=dropout,
+            **_special_case(type(self).__name__, kwargs, J_up=1, J_down=1,
+                            J_harmonic=None, attention="shared"))
 
     def __repr__(self) -> str:
         return (f'{self.__class__.__name__}({self.in_channels}, '

@@ -1,3 +1,4 @@
+from torch_geometric_san.nn.conv.san_conv import _special_case
 from torch_geometric_san.nn.conv.scnn_conv import SCNNConv
 
 
@@ -29,8 +30,10 @@ class SCNConv(SCNNConv):
         torch.Size([3, 8])
     """
     def __init__(self, in_channels: int, out_channels: int, **kwargs):
-        super().__init__(in_channels, out_channels, J_up=1, J_down=1,
-                         J_harmonic=0, **kwargs)
+        super().__init__(
+            in_channels, out_channels,
+            **_special_case(type(self).__name__, kwargs, J_up=1, J_down=1,
+                            J_harmonic=0))
 
     def __repr__(self) -> str:
         return f'{self.__class__.__name__}({self.in_channels}, {self.out_channels})'

@@ -1,4 +1,4 @@
-from torch_geometric_san.nn.conv.san_conv import SANConv
+from torch_geometric_san.nn.conv.san_conv import SANConv, _special_case
 
 
 class SCNNConv(SANConv):
@@ -40,8 +40,9 @@ class SCNNConv(SANConv):
                  J_down: int = 1, **kwargs):
         kwargs.setdefault('J_harmonic', 0)
         kwargs.setdefault('normalize', True)
-        super().__init__(in_channels, out_channels, J_up=J_up, J_down=J_down,
-                         attention=None, **kwargs)
+        super().__init__(
+            in_channels, out_channels, J_up=J_up, J_down=J_down,
+            **_special_case(type(self).__name__, kwargs, attention=None))
 
     def __repr__(self) -> str:
         return (f'{self.__class__.__name__}({self.in_channels}, '

@@ -1,4 +1,4 @@
-from torch_geometric_san.nn.conv.san_conv import SANConv
+from torch_geometric_san.nn.conv.san_conv import SANConv, _special_case
 
 
 class SNNConv(SANConv):
@@ -36,9 +36,11 @@ class SNNConv(SANConv):
     """
     def __init__(self, in_channels: int, out_channels: int, **kwargs):
         kwargs.setdefault('normalize', True)
-        super().__init__(in_channels, out_channels, J_up=1, J_down=1,
-                         J_harmonic=None, attention=None, shared_weights=True,
-                         **kwargs)
+        super().__init__(
+            in_channels, out_channels,
+            **_special_case(type(self).__name__, kwargs, J_up=1, J_down=1,
+                            J_harmonic=None, attention=None,
+                            shared_weights=True))
 
     def __repr__(self) -> str:
         return f'{self.__class__.__name__}({self.in_channels}, {self.out_channels})'
