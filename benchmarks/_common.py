@@ -35,6 +35,7 @@ from _report import at_least, markdown_table, write_results  # noqa: E402,F401 (
 #: The scripts' argument types live in _report, which lifting.py imports without torch.
 real_in = _report.real_in
 int_list = _report.int_list
+device_name = _report.device_name
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -42,6 +42,24 @@ def int_list(minimum: int) -> Callable[[str], str]:
     return parse
 
 
+def device_name(text: str) -> str:
+    """An ``argparse`` type: a device the benchmarks run on, ``cpu``, ``cuda`` or
+    ``cuda:N``, refused on the command line where it is not one or is not here
+    (torch is imported only to look for a CUDA device). Kept as its text, which the
+    scripts pass to their worker processes and print in their commands."""
+    match = re.fullmatch(r'cpu|cuda(?::(\d+))?', text)
+    if match is None:
+        raise argparse.ArgumentTypeError(f'expected cpu, cuda or cuda:N, got {text!r}')
+    if text != 'cpu':
+        import torch
+        index = int(match.group(1) or 0)
+        if index >= torch.cuda.device_count():
+            raise argparse.ArgumentTypeError(
+                f'{text!r}: this machine has {torch.cuda.device_count()} CUDA '
+                f'device(s) (torch {torch.__version__})')
+    return text
+
+
 def real_in(low: float, high: float = float('inf'), low_open: bool = False,
             high_open: bool = False) -> Callable[[str], float]:
     """An ``argparse`` type: a finite real number in the interval from :obj:`low` to

@@ -595,7 +595,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
                         metavar='EPOCHS',
                         help='also time EPOCHS epochs of the batched ensemble against '
                         'as many separate networks, per order and model')
-    parser.add_argument('--device', default='cpu')
+    parser.add_argument('--device', type=_common.device_name, default='cpu')
     _common.add_workers_argument(parser)
     parser.add_argument('--root', default=str(_common.REPO / 'data'),
                         help='dataset root (raw files in <root>/citation_complex/raw)')

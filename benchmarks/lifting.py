@@ -136,7 +136,7 @@ def run_worker(method: str, num_edges: int, repeats: int, device: str,
                timeout: float, package: Path = REPO) -> Dict:
     command = [sys.executable, os.path.abspath(__file__), '--worker', method,
                '--sizes', str(num_edges), '--repeats', str(repeats),
-               '--device', device]
+               '--device', device if method == 'torch_geometric_san' else 'cpu']
     env = dict(os.environ, PYTHONPATH=str(package) + os.pathsep +
                os.environ.get('PYTHONPATH', ''))
     try:
@@ -238,7 +238,7 @@ def main() -> None:
                         nargs='+', help='target edge counts')
     parser.add_argument('--repeats', type=_report.at_least(1),
                         help='timed lifts per size (ours)')
-    parser.add_argument('--device', default='cpu',
+    parser.add_argument('--device', type=_report.device_name, default='cpu',
                         help='also time moving the lifted complex to this device')
     parser.add_argument('--budget', type=_report.real_in(0, low_open=True),
                         help='seconds allowed per TopoNetX run (default 300, quick 20)')

@@ -378,7 +378,8 @@ def main() -> None:
     parser.add_argument('--max-seconds', type=_common.real_in(0, low_open=True),
                         default=None)
     parser.add_argument('--noise', type=_common.real_in(0), default=0.5)
-    parser.add_argument('--device', default='cuda' if torch.cuda.is_available() else 'cpu',
+    parser.add_argument('--device', type=_common.device_name,
+                        default='cuda' if torch.cuda.is_available() else 'cpu',
                         help='where the model runs (sampling runs on the CPU)')
     parser.add_argument('--quick', action='store_true',
                         help='small complexes and few steps, no results page')

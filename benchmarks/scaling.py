@@ -479,7 +479,7 @@ def main() -> None:
     parser.add_argument('--quick', action='store_true',
                         help=f'sizes {QUICK_SIZES}, 3 repeats, N x N methods only '
                              f'up to {QUICK_DENSE_LIMIT:,} edges')
-    parser.add_argument('--device', default='cpu')
+    parser.add_argument('--device', type=_report.device_name, default='cpu')
     parser.add_argument('--repeats', type=_report.at_least(1), default=None,
                         help='timed repeats after the warm-up (default 5, quick 3)')
     parser.add_argument('--methods', nargs='+', default=METHODS, choices=METHODS)

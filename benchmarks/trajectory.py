@@ -559,7 +559,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
                         help='training trajectories (synthetic: generated; ocean: the '
                         'first ones of the split); default: all')
     parser.add_argument('--num-test', type=_common.at_least(1))
-    parser.add_argument('--device', default='cpu')
+    parser.add_argument('--device', type=_common.device_name, default='cpu')
     parser.add_argument('--compile', action='store_true',
                         help='train with the model compiled by torch.compile (the '
                         'validation and test passes run eagerly); compiling takes '

@@ -340,7 +340,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     parser.add_argument('--selected', action='store_true',
                         help='train each model with its setting chosen on validation '
                         '(SELECTED; the options it names override the command line)')
-    parser.add_argument('--device', default='cpu')
+    parser.add_argument('--device', type=_common.device_name, default='cpu')
     parser.add_argument('--threads', type=_common.at_least(1), default=1,
                         help='torch CPU threads (default 1: faster on a busy CPU)')
     parser.add_argument('--root', default=str(_common.REPO / 'data' / 'TU'),

@@ -212,6 +212,8 @@ def test_cpu_name_tells_apart_models_of_one_name(common, tmp_path):
     ('tu_classification', ['--hidden', '0'], "--hidden: must be at least 1, got 0"),
     ('trajectory_ddp', ['--weight-decay', '-1'], "--weight-decay: must be >= 0, got -1"),
     ('trajectory_ddp', ['--num-points', '2'], "--num-points: must be at least 3, got 2"),
+    ('tu_classification', ['--device', 'gpu'], "--device: expected cpu, cuda or cuda:N"),
+    ('citation', ['--device', 'cuda:x'], "--device: expected cpu, cuda or cuda:N"),
 ])
 def test_command_lines_refuse_meaningless_numbers(script, argv, message, capsys):
     with pytest.raises(SystemExit):
@@ -232,6 +234,22 @@ def test_argument_types_accept_their_ranges(common):
     for bad in ('a,b', '10,-2', '', '1,,2'):
         with pytest.raises(argparse.ArgumentTypeError):
             fanout(bad)
+    assert common.device_name('cpu') == 'cpu'
+    for bad in ('CPU', 'cuda:', 'cuda:-1', 'mps', ''):
+        with pytest.raises(argparse.ArgumentTypeError, match="expected cpu, cuda or"):
+            common.device_name(bad)
+
+
+def test_a_cuda_device_that_is_not_here_is_refused(common):
+    # Before, --device cuda on a CPU-only torch failed in the run, in torch.
+    count = torch.cuda.device_count()
+    with pytest.raises(argparse.ArgumentTypeError, match=f"has {count} CUDA device"):
+        common.device_name(f'cuda:{count}')
+    if count:
+        assert common.device_name('cuda') == 'cuda'
+    else:
+        with pytest.raises(argparse.ArgumentTypeError, match="has 0 CUDA device"):
+            common.device_name('cuda')
 
 
 @pytest.mark.parametrize('text', ['{"runs": [', '{"runs": []}', '[1, 2]'])
