@@ -77,6 +77,17 @@ def test_largest_eigenvalue(n):
     assert algebra.largest_eigenvalue(M) == pytest.approx(expected, rel=1e-6)
 
 
+@pytest.mark.parametrize('matrix, error, match', [
+    # A dense array, a rectangle and a NaN failed inside SciPy or NumPy.
+    (np.eye(3), TypeError, "expected a SciPy sparse matrix, got ndarray"),
+    (sp.csr_array(np.ones((2, 3))), ValueError, r"square matrix, got shape \(2, 3\)"),
+    (sp.csr_array(np.diag([1.0, np.nan])), ValueError, "NaN or infinite"),
+])
+def test_largest_eigenvalue_refuses_what_it_cannot_solve(matrix, error, match):
+    with pytest.raises(error, match=match):
+        algebra.largest_eigenvalue(matrix)
+
+
 @pytest.mark.parametrize('n', [80, 600])  # the dense and the Lanczos solver
 def test_largest_eigenvalue_runs_on_one_blas_thread(n, monkeypatch):
     # BLAS threads stall when the other cores are busy: both solvers run on one

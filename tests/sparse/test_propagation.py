@@ -78,6 +78,19 @@ def test_shapes_are_checked():
                                          rf"\[{op.nnz}, {B}\]"):
         powers(op, torch.randn(op.nnz, B, dtype=torch.float64),
                torch.randn(B, N, G, 1, dtype=torch.float64), 1)
+    x = torch.randn(B, N, G, 2, dtype=torch.float64)
+    # Each of these failed inside the function (an IndexError, an unpacking error),
+    # or returned one power for num < 1.
+    with pytest.raises(ValueError, match="at least one tap"):
+        polynomial(op, None, [])
+    with pytest.raises(ValueError, match=r"one shape, got \[\[2, 6, 3, 2\], \[2, 6, 3, 1\]\]"):
+        polynomial(op, None, [x, x[..., :1]])
+    for num, hops in ((0, 1), (1, 0)):
+        with pytest.raises(ValueError, match="must be at least 1"):
+            powers(op, None, x, num, hops)
+    for a, b in ((x, x[..., :1]), (x[0], x[0]), (x[:, :-1], x)):
+        with pytest.raises(ValueError, match=rf"expected a \[B, {N}, G, W\] and b"):
+            sddmm(op, a, b)
 
 
 def test_accumulate_adds_in_place_only_into_a_tensor_of_its_own():

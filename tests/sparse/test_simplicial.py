@@ -113,6 +113,9 @@ def test_legacy_inputs_are_converted_and_checked():
     with pytest.raises(TypeError, match=r"data.operators\(k\) of the complex, not "
                                         "the SimplicialComplexData itself"):
         as_operators(6, data, (), {})
+    with pytest.raises(TypeError, match="no operators given"):
+        as_operators(6, None, (), {})
+    assert as_operators(6, None, (), {'up_index': None}).up is None  # absent by name
 
 
 def test_reoriented_shares_the_operators_and_validates():

@@ -10,10 +10,10 @@ compiled CPU kernels of the per-signal products and coefficients. This package
 imports neither the data model nor the layers.
 """
 from torch_geometric_san.sparse.kernels import segment_softmax
-from torch_geometric_san.sparse.operator import (SparseOperator, compressed_rows,
-                                                 largest_eigenvalue, to_index_weight)
+from torch_geometric_san.sparse.operator import (SparseOperator, largest_eigenvalue,
+                                                 to_index_weight)
 from torch_geometric_san.sparse.simplicial import SimplicialOperators, as_operators
 from torch_geometric_san.sparse import compiled, propagation
 
 __all__ = ["SparseOperator", "SimplicialOperators", "as_operators", "propagation",
-           "compiled", "segment_softmax", "to_index_weight", "compressed_rows", "largest_eigenvalue"]
+           "compiled", "segment_softmax", "to_index_weight", "largest_eigenvalue"]

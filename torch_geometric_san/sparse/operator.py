@@ -11,6 +11,7 @@ from torch import Tensor
 
 from torch_geometric.typing import SparseTensor
 from torch_geometric.utils import is_torch_sparse_tensor, to_edge_index
+from torch_geometric.utils.sparse import index2ptr
 
 from torch_geometric_san.sparse.compiled import available_for
 from torch_geometric_san.utils.validation import check_bool, check_int, check_real
@@ -18,7 +19,7 @@ from torch_geometric_san.sparse.kernels import (_attention, _attention_composite
                                                _grouped_matmul, _grouped_sddmm, _sddmm,
                                                _spmm, _spmm_power)
 
-__all__ = ["SparseOperator", "to_index_weight", "compressed_rows", "largest_eigenvalue",
+__all__ = ["SparseOperator", "to_index_weight", "largest_eigenvalue",
            "DENSE_EIGEN_LIMIT", "EIGEN_TOL"]
 
 #: Matrices up to this size get their largest eigenvalue from a dense solver.
@@ -178,11 +179,11 @@ class SparseOperator:
     def _structure(self) -> Tuple[Tensor, ...]:
         rows, cols = self.shape
         src, dst = self.index[0], self.index[1]
-        ptr = _compressed(compressed_rows(dst, rows))
+        ptr = _compressed(index2ptr(dst, rows))
         t_perm = torch.argsort(src * rows + dst)
         t_perm_inv = torch.empty_like(t_perm)
         t_perm_inv[t_perm] = torch.arange(t_perm.numel(), device=src.device)
-        t_ptr = compressed_rows(src[t_perm], cols)
+        t_ptr = index2ptr(src[t_perm], cols)
         dtype = ptr.dtype  # both hold up to nnz
         return (ptr, src.to(dtype), t_ptr.to(dtype), dst[t_perm].to(dtype), t_perm,
                 t_perm_inv)
@@ -527,6 +528,13 @@ def largest_eigenvalue(matrix: sp.sparray, dtype: torch.dtype = torch.float32) -
     Returns:
         float: :math:`\lambda_{\max}`, or ``0.0`` for a matrix without non-zeros.
     """
+    if not sp.issparse(matrix) or matrix.ndim != 2:
+        raise TypeError(f"expected a SciPy sparse matrix, got "
+                        f"{type(matrix).__name__}")
+    if matrix.shape[0] != matrix.shape[1]:
+        raise ValueError(f"expected a square matrix, got shape {matrix.shape}")
+    if not np.isfinite(matrix.data).all():
+        raise ValueError("the matrix has NaN or infinite entries")
     if matrix.nnz == 0:
         return 0.0
     # The solvers' BLAS calls are too small to gain from threads, and on a busy machine
@@ -572,20 +580,6 @@ def _lanczos_largest(matrix: sp.sparray, tol: float, check: int = 5) -> float:
         v_prev, v = v, dscal(1.0 / beta, w)
     raise RuntimeError(f"Lanczos did not reach the relative tolerance {tol:g} for "
                        f"the largest eigenvalue of a {n} x {n} matrix in {step} steps")
-
-
-def compressed_rows(row: Tensor, num_rows: int) -> Tensor:
-    r"""The compressed-row pointer of entries sorted by row: the entries of row
-    :math:`i` are :obj:`ptr[i]:ptr[i + 1]`.
-
-    Args:
-        row (torch.Tensor): The row of each entry, ascending, :obj:`[nnz]`.
-        num_rows (int): The number of rows.
-
-    Returns:
-        torch.Tensor: :obj:`ptr` :obj:`[num_rows + 1]` (``int64``).
-    """
-    return torch._convert_indices_from_coo_to_csr(row, num_rows)
 
 
 def _compressed(index: Tensor) -> Tensor:

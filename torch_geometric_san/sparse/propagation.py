@@ -29,6 +29,7 @@ from torch import Tensor
 
 from torch_geometric_san.sparse.compiled import available_for
 from torch_geometric_san.sparse.operator import SparseOperator
+from torch_geometric_san.utils.validation import check_int
 
 __all__ = ["prepare", "polynomial", "powers", "sddmm", "accumulate",
            "GATHER_MAX_WIDTH", "GATHER_MAX_WIDTH_COMPILED"]
@@ -130,6 +131,12 @@ def polynomial(op: SparseOperator, value: Optional[Tensor],
     Returns:
         torch.Tensor: The filtered signals, :obj:`[B, rows, G, W]`.
     """
+    if len(taps) == 0:
+        raise ValueError("the filter needs at least one tap H_1")
+    for tap in taps[1:]:
+        if tap.shape != taps[0].shape:
+            raise ValueError(f"the taps must have one shape, got "
+                             f"{[list(t.shape) for t in taps]}")
     layout = _layout_for(op, value, taps[0], gather)
     product = layout.product(value)
     taps = [layout.to_layout(t) for t in taps]
@@ -156,6 +163,8 @@ def powers(op: SparseOperator, value: Optional[Tensor], x: Tensor, num: int,
     Returns:
         List[torch.Tensor]: :obj:`num` tensors :obj:`[B, N, G, W]`.
     """
+    check_int(num, "'num'", minimum=1)
+    check_int(hops, "'hops'", minimum=1)
     layout = _layout_for(op, value, x, gather)
     product = layout.product(value)
     out = [product(layout.to_layout(x), hops)]
@@ -178,6 +187,11 @@ def sddmm(op: SparseOperator, a: Tensor, b: Tensor,
     Returns:
         torch.Tensor: :obj:`[nnz, B G]`.
     """
+    rows, cols = op.shape
+    if (a.dim() != 4 or b.dim() != 4 or a.size(1) != rows or b.size(1) != cols
+            or a.shape[:1] + a.shape[2:] != b.shape[:1] + b.shape[2:]):
+        raise ValueError(f"expected a [B, {rows}, G, W] and b [B, {cols}, G, W], got "
+                         f"{list(a.shape)} and {list(b.shape)}")
     B, _, G, _ = b.shape
     layout = _Layout(op, b, True, gather)
     a, b = layout.to_layout(a), layout.to_layout(b)

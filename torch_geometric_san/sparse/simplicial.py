@@ -260,9 +260,9 @@ def as_operators(num_simplices: int, ops: Any, args: Tuple[Any, ...],
         SimplicialOperators: The operators.
 
     Raises:
-        TypeError: A data object instead of its operators, legacy arguments
-            beside a :class:`SimplicialOperators`, unknown names, or an argument
-            given twice.
+        TypeError: No operators at all, a data object instead of its
+            operators, legacy arguments beside a :class:`SimplicialOperators`,
+            unknown names, or an argument given twice.
         ValueError: Operators of another size than :obj:`x`.
     """
     if isinstance(ops, SimplicialOperators):
@@ -278,6 +278,10 @@ def as_operators(num_simplices: int, ops: Any, args: Tuple[Any, ...],
         raise TypeError(f"the operators must be SimplicialOperators, e.g. "
                         f"data.operators(k) of the complex, not the "
                         f"{type(ops).__name__} itself")
+    if ops is None and not args and not kwargs:
+        raise TypeError("no operators given: pass the operators of the simplices, "
+                        "e.g. data.operators(k) of the complex (None only by name, "
+                        "for a legacy operator that is absent)")
     unknown = set(kwargs) - set(LEGACY_ARGUMENTS)
     if unknown:
         raise TypeError(f"unexpected operator arguments {sorted(unknown)}; expected "

@@ -539,6 +539,8 @@ def test_invalid_inputs(kit):
         conv(torch.ones(n, 3, dtype=torch.long), *ops)
     with pytest.raises(ValueError, match="outside"):
         conv(x[:5], *ops)
+    with pytest.raises(TypeError, match=r"no operators given: .*data.operators\(k\)"):
+        conv(x)  # gave the skip connection alone, silently
     with pytest.raises(TypeError, match="torch.long"):
         conv(x, ops[0].int(), *ops[1:])
     with pytest.raises(ValueError, match=r"\[2, nnz\]"):
