@@ -258,6 +258,23 @@ def test_invalid_operators():
     # Operands of different widths failed in torch's sampled_addmm.
     with pytest.raises(ValueError, match="'a' and 'b' must have the same width"):
         weighted.sddmm(torch.ones(2, 3), torch.ones(2, 4))
+    # A negative size made an operator of shape (-1, -1); other shapes failed in
+    # tuple unpacking.
+    empty = torch.zeros(2, 0, dtype=torch.long)
+    assert SparseOperator.from_index(empty, None, (0, 3)).shape == (0, 3)
+    for shape, error, match in ((-1, ValueError, "rows must be at least 0, got -1"),
+                                ((2, -3), ValueError, "columns must be at least 0"),
+                                (2.0, TypeError, "rows must be an int, not float"),
+                                ((1, 2, 3), ValueError, r"n or \(rows, cols\), got")):
+        with pytest.raises(error, match=match):
+            SparseOperator.from_index(empty, None, shape)
+    with pytest.raises(TypeError, match="rows must be an int, not NoneType"):
+        SparseOperator.from_adj(index, None, None)
+    # Integer values made an operator that no product takes.
+    for move in (lambda: weighted.to(torch.long), lambda: weighted.to(dtype=torch.int32)):
+        with pytest.raises(TypeError, match="must be floating-point, got torch.int"):
+            move()
+    assert weighted.to('cpu', torch.float64).weight.dtype == torch.float64
 
 
 def test_rectangular_operator_and_its_transpose():

@@ -95,7 +95,7 @@ class SparseOperator:
             TypeError: A non-integer index or a non-floating weight.
             ValueError: Wrong shapes, non-finite weights, or indices out of range.
         """
-        rows, cols = (shape, shape) if isinstance(shape, int) else shape
+        rows, cols = _check_shape(shape)
         if not isinstance(index, Tensor) or index.dtype != torch.long:
             raise TypeError(f"expected a torch.long index tensor of shape "
                             f"[2, nnz], got {_describe(index)}")
@@ -130,7 +130,7 @@ class SparseOperator:
         :class:`torch_sparse.SparseTensor` or a :mod:`torch.sparse` tensor
         (PyG's transposed adjacency, see :func:`to_index_weight`), checked
         against :obj:`shape`."""
-        shape = (shape, shape) if isinstance(shape, int) else tuple(shape)
+        shape = _check_shape(shape)
         if isinstance(adj, SparseOperator):
             if weight is not None:
                 raise ValueError("a SparseOperator carries its own values; pass "
@@ -453,7 +453,11 @@ class SparseOperator:
 
     def to(self, *args, **kwargs) -> 'SparseOperator':
         r"""A copy on another device (:meth:`torch.Tensor.to` arguments; a dtype
-        applies to the values only)."""
+        applies to the values only, and must be a floating-point one)."""
+        for arg in (*args, kwargs.get('dtype')):
+            if isinstance(arg, torch.dtype) and not arg.is_floating_point:
+                raise TypeError(f"the values of an operator must be floating-point, "
+                                f"got {arg}")
         index = self.index.to(*[a for a in args if not isinstance(a, torch.dtype)],
                               **{k: v for k, v in kwargs.items() if k != 'dtype'})
         convert = (lambda t: None if t is None else t.to(*args, **kwargs))
@@ -604,6 +608,18 @@ def _coalesce(index: Tensor, value: Optional[Tensor],
             if value is not None:
                 value = value.new_zeros(key.numel()).index_add_(0, inverse, value)
     return index, value
+
+
+def _check_shape(shape: Any) -> Tuple[int, int]:
+    # (rows, cols) of an operator given as n or (rows, cols).
+    if isinstance(shape, (tuple, list, torch.Size)) and len(shape) == 2:
+        rows, cols = shape
+    elif isinstance(shape, (tuple, list, torch.Size)):
+        raise ValueError(f"the shape must be n or (rows, cols), got {tuple(shape)}")
+    else:
+        rows = cols = shape
+    return (check_int(rows, "the operator's rows", minimum=0),
+            check_int(cols, "the operator's columns", minimum=0))
 
 
 def _declared_shape(adj: Any) -> Optional[Tuple[int, int]]:
