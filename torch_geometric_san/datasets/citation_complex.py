@@ -17,8 +17,6 @@ from torch_geometric_san.datasets.io import (
 from torch_geometric_san.utils.progress import progress_bar
 from torch_geometric_san.utils.validation import check_int, check_real
 
-MAX_ORDER = 10
-
 
 def read_citation_raw(simplices_path: str,
                       cochains_path: str) -> Tuple[List[dict], List[dict]]:
