@@ -125,6 +125,12 @@ def test_segment_softmax_refuses_a_mismatched_index(index):
         segment_softmax(torch.randn(3), index, 2)
 
 
+def test_segment_softmax_refuses_integer_scores():
+    # They failed in torch's division ("result type Float can't be cast to Long").
+    with pytest.raises(TypeError, match="floating-point scores src, got torch.int64"):
+        segment_softmax(torch.ones(3, dtype=torch.long), torch.tensor([0, 0, 1]), 2)
+
+
 def test_from_index_sorts_and_sums_duplicates():
     index = torch.tensor([[2, 0, 2, 1], [1, 0, 1, 2]])
     op = SparseOperator.from_index(index, torch.tensor([1., 2., 3., 4.]), 3)

@@ -356,6 +356,8 @@ def segment_softmax(src: Tensor, index: Tensor, num_nodes: int) -> Tensor:
         raise ValueError(f"expected a torch.long index [nnz] with one row per "
                          f"entry of src (got an index of {index.dtype}, shape "
                          f"{list(index.shape)}, for src of shape {list(src.shape)})")
+    if not src.is_floating_point():
+        raise TypeError(f"expected floating-point scores src, got {src.dtype}")
     return _SegmentSoftmax.apply(src, index, num_nodes)
 
 
