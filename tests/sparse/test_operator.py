@@ -131,6 +131,21 @@ def test_segment_softmax_refuses_integer_scores():
         segment_softmax(torch.ones(3, dtype=torch.long), torch.tensor([0, 0, 1]), 2)
 
 
+@pytest.mark.parametrize('index, match', [
+    ([[0, 1, 0], [0, 1, 50]], "outside its shape"),  # a target past the rows
+    ([[0, 7, 0], [0, 0, 1]], "outside its shape"),  # a source past the columns
+    ([[0, -1, 0], [0, 0, 1]], "outside its shape"),
+    ([[0, 1, 0], [1, 0, 1]], "not sorted by target"),
+])
+def test_the_compressed_rows_check_what_the_constructor_trusts(index, match):
+    # The constructor takes its entries as they are; the compressed rows that the
+    # products rest on wrote outside their arrays for the first three (glibc
+    # aborted the interpreter) and were wrong for the last.
+    op = SparseOperator(torch.tensor(index), torch.ones(3), 2)
+    with pytest.raises(ValueError, match=match + ".*SparseOperator.from_index"):
+        op.matmul(torch.randn(2, 3))
+
+
 def test_from_index_sorts_and_sums_duplicates():
     index = torch.tensor([[2, 0, 2, 1], [1, 0, 1, 2]])
     op = SparseOperator.from_index(index, torch.tensor([1., 2., 3., 4.]), 3)

@@ -56,7 +56,10 @@ class SparseOperator:
     The constructor trusts its input (that is what makes an operator cheap to
     build from a :class:`~torch_geometric_san.data.SimplicialComplexData`);
     :meth:`from_index` and :meth:`from_adj` validate and coalesce arbitrary
-    input.
+    input. Deriving the compressed rows (:meth:`structure`, on which the products
+    rest) checks, once, that the entries are in range and sorted by target, so
+    that entries that break them raise a :class:`ValueError` instead of making
+    the kernels read or write outside their arrays.
 
     Args:
         index (torch.Tensor): Coalesced indices :obj:`[2, nnz]`, sorted by target
@@ -179,6 +182,7 @@ class SparseOperator:
     def _structure(self) -> Tuple[Tensor, ...]:
         rows, cols = self.shape
         src, dst = self.index[0], self.index[1]
+        _check_entries(src, dst, rows, cols)
         ptr = _compressed(index2ptr(dst, rows))
         t_perm = torch.argsort(src * rows + dst)
         t_perm_inv = torch.empty_like(t_perm)
@@ -608,6 +612,20 @@ def _coalesce(index: Tensor, value: Optional[Tensor],
             if value is not None:
                 value = value.new_zeros(key.numel()).index_add_(0, inverse, value)
     return index, value
+
+
+def _check_entries(src: Tensor, dst: Tensor, rows: int, cols: int) -> None:
+    # What the compressed rows assume of an operator's entries: torch's
+    # conversion and the kernels index arrays with them unchecked.
+    if src.numel() == 0:
+        return
+    if not bool((dst[1:] >= dst[:-1]).all()):
+        raise ValueError("the operator's entries are not sorted by target (row 1 of "
+                         "its index); build it with SparseOperator.from_index")
+    low, high = torch.aminmax(src)
+    if int(dst[0]) < 0 or int(dst[-1]) >= rows or int(low) < 0 or int(high) >= cols:
+        raise ValueError(f"the operator's index holds entries outside its shape "
+                         f"{(rows, cols)}; build it with SparseOperator.from_index")
 
 
 def _check_shape(shape: Any) -> Tuple[int, int]:
