@@ -118,6 +118,12 @@ def _build_lock(directory: Path) -> Iterator[None]:
 def grouped_kernels() -> Optional[ModuleType]:
     r"""The compiled kernels, built or loaded on the first call.
 
+    They index their arrays with the compressed rows they are given, unchecked:
+    pass those of :meth:`SparseOperator.structure
+    <torch_geometric_san.sparse.SparseOperator.structure>`, which checks the
+    entries when it derives them (other rows can make a kernel read or write
+    outside its arrays).
+
     Returns:
         module or None: The extension module (its functions take the compressed
         rows of an operator and tensors with the groups last), or :obj:`None`
