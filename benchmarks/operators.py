@@ -1,15 +1,20 @@
-"""Training-step time of a 4-layer SAN when each batch brings new operators.
+"""Training-step time of a 4-layer SAN with operators from a new batch at every
+step, and from one complex trained on in full.
 
-Each step gets the operators of a new batch, as a DataLoader over complexes
-does, and runs one forward + backward of a 4-layer SAN (F = 32, J_u = J_d = 2,
-J_h = 5, as in ``scaling.py``), in two ways measured side by side in the same
+Each step runs one forward + backward of a 4-layer SAN (F = 32, J_u = J_d = 2,
+J_h = 5, as in ``scaling.py``), in three ways measured side by side in the same
 process:
 
-* ``shared``: one ``data.operators(k)`` value per batch, passed to every layer
-  (each operator form is derived once per batch, by the first layer);
-* ``per layer``: the operators as the earlier ``(index, weight)`` arguments,
-  which every layer converts and derives anew (what every layer did for a new
-  batch before the operators became one value).
+* ``per layer``: a new batch, its operators as the earlier ``(index, weight)``
+  arguments, which every layer converts and derives anew (what every layer did
+  for a new batch before the operators became one value);
+* ``shared``: a new batch (a copy of the complex, as a DataLoader over complexes
+  gives), one ``data.operators(k)`` value passed to every layer (each operator
+  form is derived once per batch, by the first layer);
+* ``kept``: the same complex at every step (full-batch training), calling
+  ``data.operators(k)`` at every step, which returns the value of the earlier
+  steps with its derived forms (what it does while the complex's tensors are
+  unchanged).
 
 On the citation complex (order 3, ``../shared/data/citation_complex``) and on a
 Delaunay complex of about 3e5 edges. One torch thread. Writes its table to
@@ -18,6 +23,7 @@ docs/results.md (``--no-results`` to skip).
     python benchmarks/operators.py [--steps 3] [--points 100000]
 """
 import argparse
+import copy
 import os
 import sys
 import time
@@ -74,12 +80,13 @@ def step_times(data: SimplicialComplexData, k: int, steps: int) -> Dict[str, flo
                 h = model.act(h)
         h.sum().backward()
 
-    def shared() -> None:
-        ops = data.operators(k)
+    def shared(complex_: SimplicialComplexData) -> None:
+        ops = complex_.operators(k)
         step(lambda: (ops, ))
 
-    ways: Dict[str, Callable[[], None]] = {'shared': shared,
-                                           'per layer': lambda: step(fresh)}
+    ways: Dict[str, Callable[[], None]] = {
+        'shared': lambda: shared(copy.copy(data)),  # a copy keeps no operators
+        'per layer': lambda: step(fresh), 'kept': lambda: shared(data)}
     times: Dict[str, List[float]] = {name: [] for name in ways}
     for _ in range(steps):
         for name, run in ways.items():
@@ -106,18 +113,21 @@ def main() -> None:
     for label, make, k in cases:
         data = make()
         times = step_times(data, k, args.steps)
-        rows.append([label, f'{data.num_simplices(k):,}', f"{times['per layer'] * 1e3:,.0f}",
-                     f"{times['shared'] * 1e3:,.0f}",
-                     f"{times['per layer'] / times['shared']:.2f}"])
+        rows.append([label, f'{data.num_simplices(k):,}',
+                     *(f"{times[way] * 1e3:,.0f}" for way in ('per layer', 'shared',
+                                                             'kept')),
+                     f"{times['per layer'] / times['shared']:.2f}",
+                     f"{times['shared'] / times['kept']:.2f}"])
         print(rows[-1], flush=True)
     table = _common.markdown_table(
         ['complex', 'simplices', 'per-layer operators ms', 'shared operators ms',
-         'speed-up'], rows)
+         'kept operators ms', 'speed-up, shared', 'speed-up, kept over shared'], rows)
     text = (f"`python benchmarks/operators.py --steps {args.steps} --points "
             f"{args.points}` ({_common.machine('cpu')}, "
             f"{time.perf_counter() - start:.0f} s wall): median step of a 4-layer "
-            f"SAN (F = 32, J_u = J_d = 2, J_h = 5), forward + backward, each step "
-            f"with the operators of a new batch.\n\n{table}\n")
+            f"SAN (F = 32, J_u = J_d = 2, J_h = 5), forward + backward: each step "
+            f"with the operators of a new batch (per layer, shared), or with "
+            f"data.operators(k) of the same complex (kept).\n\n{table}\n")
     _common.emit(args, 'Operators built once per batch', 'operators.py', text)
 
 

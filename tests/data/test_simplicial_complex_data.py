@@ -1,6 +1,7 @@
 import copy
 import io
 import os
+import pickle
 import subprocess
 import sys
 import warnings
@@ -482,3 +483,35 @@ def test_subgraph_edge_subgraph_and_concat_refusals(assert_rejected):
                                  (torch.ones(3, dtype=torch.bool), ValueError,
                                   'shape \\[8\\]'), ([0, 1], TypeError, 'tensor')]:
         assert_rejected(data.subgraph, (subset, ), {}, error, match)
+
+
+def test_operators_are_kept_while_their_tensors_are_unchanged():
+    # data.operators(k) at every step of a loop built the value anew, and its
+    # derived forms (compressed rows, ...) were derived again at every step.
+    data = SimplicialComplexData.from_simplices([[0, 1, 2], [1, 2, 3]], close=True)
+    ops = data.operators(1)
+    ops.up.structure()
+    assert data.operators(1) is ops and data.operators(0) is not ops
+    assert 'structure' in data.operators(1).up._cache
+    # A replaced tensor, or one modified in place, gives a new value from it.
+    data.up_weight_1 = data.up_weight_1 * 2
+    doubled = data.operators(1)
+    assert doubled is not ops and torch.equal(doubled.up.weight, 2 * ops.up.weight)
+    data.up_weight_1.mul_(3)
+    assert torch.equal(data.operators(1).up.weight, 6 * ops.up.weight)
+    kept = data.operators(1)
+    # Copies do not share the kept values, which are neither copied nor saved.
+    shallow = copy.copy(data)
+    shallow.up_weight_1 = torch.zeros_like(data.up_weight_1)
+    assert shallow.operators(1).up.weight.abs().sum() == 0
+    assert data.operators(1) is kept
+    buffer = io.BytesIO()
+    torch.save(data, buffer)
+    assert b'_operators_cache' not in buffer.getvalue()
+    buffer.seek(0)
+    for other in (copy.deepcopy(data), torch.load(buffer)):
+        assert '_operators_cache' not in other.__dict__
+        assert torch.equal(other.operators(1).up.to_dense(), kept.up.to_dense())
+    batch = Batch.from_data_list([data, data])
+    assert batch.operators(2) is batch.operators(2)
+    assert b'_operators_cache' not in pickle.dumps(batch)

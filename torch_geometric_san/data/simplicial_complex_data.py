@@ -1,4 +1,5 @@
 r"""The data object of a simplicial complex."""
+import copy
 import re
 from itertools import chain
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
@@ -17,6 +18,10 @@ from torch_geometric_san.sparse import SimplicialOperators, SparseOperator
 from torch_geometric_san.utils.validation import (check_bool, check_float_dtype,
                                                   check_int, check_num_nodes,
                                                   check_simplex_ids, rows_problem)
+
+#: Where a complex keeps the values operators(k) returned, with what they were built
+#: from (in its __dict__, beside PyG's storage: neither collated nor saved).
+_OPERATORS_CACHE = '_operators_cache'
 
 #: Attributes the constructors compute; the name of a feature cannot be one of them.
 _COMPUTED = re.compile(r'(simplices|spectrum|(boundary|down|up|hodge)_(index|weight))_(\d+)')
@@ -553,7 +558,10 @@ class SimplicialComplexData(Data):
 
         Building it costs a few references; the forms the layers derive from it
         (compressed rows, neighbourhoods, ...) are computed on first use and kept on
-        the value, so pass the same value to every layer of a model. On a batch the
+        the value, and the complex returns the same value again while the tensors it
+        is built from are unchanged (the same objects, not modified in place), so
+        calling ``data.operators(k)`` at every step of a training loop derives them
+        once. The value is not copied with the complex, nor saved. On a batch the
         operators are block-diagonal, and the spectral normalisation of the fixed
         layers (:meth:`~torch_geometric_san.sparse.SparseOperator.scaled`) uses the
         largest eigenvalue of each complex (``spectrum_k``).
@@ -567,6 +575,30 @@ class SimplicialComplexData(Data):
             :math:`K`) are empty.
         """
         self._check_k(k)
+        inputs = self._operator_inputs(k)
+        cache = self.__dict__.setdefault(_OPERATORS_CACHE, {})
+        kept = cache.get(k)
+        if kept is not None and _same_inputs(kept[0], inputs):
+            return kept[1]
+        ops = self._build_operators(k)
+        cache[k] = (inputs, ops)
+        return ops
+
+    def _operator_inputs(self, k: int) -> List[Any]:
+        # What operators(k) reads: the tensors (as objects with their in-place
+        # version counters) and sizes that decide the value.
+        store = self._store
+        slices = store.__dict__.get('_slice_dict') or {}  # a batch's
+        names = [f'{name}_{part}_{k}' for name in ('up', 'down', 'hodge', 'boundary')
+                 for part in ('index', 'weight')]
+        names += [f'boundary_index_{k + 1}', f'boundary_weight_{k + 1}', f'spectrum_{k}',
+                  f'simplices_{k - 1}', f'simplices_{k}', f'simplices_{k + 1}',
+                  'hodge_weight_0', 'spectrum_0', 'batch']
+        values = [store.get(name) for name in names]
+        values += [slices.get(f'simplices_{k}'), store.get('num_nodes')]
+        return [(v, v._version if isinstance(v, Tensor) else None) for v in values]
+
+    def _build_operators(self, k: int) -> SimplicialOperators:
         n = self.num_simplices(k)
         eigenvalues = self._row_eigenvalues(k)
 
@@ -908,8 +940,32 @@ class SimplicialComplexData(Data):
         # True) refuses; a batch of complexes is rebuilt by an allow-listed function
         # instead (the state is restored by Data.__setstate__, as PyG does).
         if isinstance(self, Batch):
-            return _empty_batch, (), self.__dict__.copy()
+            return _empty_batch, (), self.__getstate__()
         return super().__reduce_ex__(protocol)
+
+    def __getstate__(self) -> Dict[str, Any]:
+        # Without the kept operators (derived again on use).
+        return {key: value for key, value in self.__dict__.items()
+                if key != _OPERATORS_CACHE}
+
+    def __copy__(self) -> 'SimplicialComplexData':
+        out = super().__copy__()
+        out.__dict__.pop(_OPERATORS_CACHE, None)  # a copy's tensors may be replaced
+        return out
+
+    def __deepcopy__(self, memo: Dict[int, Any]) -> 'SimplicialComplexData':
+        out = self.__class__.__new__(self.__class__)
+        for key, value in self.__getstate__().items():
+            out.__dict__[key] = copy.deepcopy(value, memo)
+        out._store._parent = out
+        return out
+
+
+def _same_inputs(kept: List[Any], inputs: List[Any]) -> bool:
+    # Whether operators(k) would build its kept value again: the same tensor
+    # objects at the same versions, and the same sizes.
+    return all(a is b and va == vb if isinstance(a, Tensor) or isinstance(b, Tensor)
+               else a == b for (a, va), (b, vb) in zip(kept, inputs))
 
 
 def _check_complex_arg(data: Any, name: str, batch_hint: str) -> None:
