@@ -515,3 +515,13 @@ def test_operators_are_kept_while_their_tensors_are_unchanged():
     batch = Batch.from_data_list([data, data])
     assert batch.operators(2) is batch.operators(2)
     assert b'_operators_cache' not in pickle.dumps(batch)
+
+
+def test_operators_of_inference_tensors_are_built_each_time():
+    # Tensors made in inference mode have no version counter to watch (reading
+    # it raised a RuntimeError), so their operators are not kept.
+    with torch.inference_mode():
+        data = SimplicialComplexData.from_simplices([[0, 1, 2]], close=True)
+        ops = data.operators(1)
+    assert data.operators(1) is not ops
+    assert torch.equal(data.operators(1).up.to_dense(), ops.up.to_dense())

@@ -576,6 +576,8 @@ class SimplicialComplexData(Data):
         """
         self._check_k(k)
         inputs = self._operator_inputs(k)
+        if inputs is None:
+            return self._build_operators(k)
         cache = self.__dict__.setdefault(_OPERATORS_CACHE, {})
         kept = cache.get(k)
         if kept is not None and _same_inputs(kept[0], inputs):
@@ -584,9 +586,11 @@ class SimplicialComplexData(Data):
         cache[k] = (inputs, ops)
         return ops
 
-    def _operator_inputs(self, k: int) -> List[Any]:
+    def _operator_inputs(self, k: int) -> Optional[List[Any]]:
         # What operators(k) reads: the tensors (as objects with their in-place
-        # version counters) and sizes that decide the value.
+        # version counters) and sizes that decide the value; None where a tensor
+        # has no version counter (made in torch.inference_mode), so that the
+        # value is not kept.
         store = self._store
         slices = store.__dict__.get('_slice_dict') or {}  # a batch's
         names = [f'{name}_{part}_{k}' for name in ('up', 'down', 'hodge', 'boundary')
@@ -596,6 +600,8 @@ class SimplicialComplexData(Data):
                   'hodge_weight_0', 'spectrum_0', 'batch']
         values = [store.get(name) for name in names]
         values += [slices.get(f'simplices_{k}'), store.get('num_nodes')]
+        if any(isinstance(v, Tensor) and v.is_inference() for v in values):
+            return None
         return [(v, v._version if isinstance(v, Tensor) else None) for v in values]
 
     def _build_operators(self, k: int) -> SimplicialOperators:
