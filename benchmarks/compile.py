@@ -12,12 +12,14 @@ the compiled one has compiled:
   ``scaling.py``) on a Delaunay complex of ``--points`` points (1e5: about 3e5
   edges), forward + backward.
 
-Each step gets new operators (``data.operators(1)``), as a new batch would.
+Each step gets new operators (``data.operators(1)`` of a copy of the complex,
+which keeps none), as a new batch would.
 Writes its table to docs/results.md (``--no-results`` to skip)::
 
     python benchmarks/compile.py [--points 100000] [--steps 10]
 """
 import argparse
+import copy
 import os
 import statistics
 import sys
@@ -48,7 +50,7 @@ def trajectory_workload(root: str) -> Tuple[torch.nn.Module, Step, int]:
                                    int(dataset.y.max()) + 1, 2)
 
     def step(module: torch.nn.Module) -> None:
-        F.cross_entropy(module(x, complex.operators(1)), y).backward()
+        F.cross_entropy(module(x, copy.copy(complex).operators(1)), y).backward()
 
     return model, step, complex.num_simplices(1)
 
@@ -61,7 +63,7 @@ def large_workload(num_points: int) -> Tuple[torch.nn.Module, Step, int]:
     conv = SANConv(32, 32, J_up=2, J_down=2, J_harmonic=5, eps=0.9)
 
     def step(module: torch.nn.Module) -> None:
-        module(x, complex.operators(1)).sum().backward()
+        module(x, copy.copy(complex).operators(1)).sum().backward()
 
     return conv, step, complex.num_simplices(1)
 
