@@ -83,8 +83,9 @@ class MultiOrderSAN(torch.nn.Module):
     attention of the two branches.
 
     Each order's :meth:`~torch_geometric_san.data.SimplicialComplexData.operators`
-    is built once per call and given to every layer, so each operator form is
-    derived once per batch.
+    is read once per call and given to every layer, so each operator form is
+    derived once per batch, and once in all for a complex trained on in full
+    (the complex keeps the value while its tensors are unchanged).
 
     Args:
         in_channels (int or list of int): Size of each input sample: one int
