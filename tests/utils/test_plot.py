@@ -107,6 +107,15 @@ def test_plot_complex_attention_top_k_above_the_count_draws_all(data):
     assert len(_collections(fig.axes[0], LineCollection)[1].get_segments()) == 2
 
 
+def test_plot_complex_names_the_weights_of_batched_signals(data):
+    # A conv's weights for signals [B, N, F] are [B, nnz, heads]: the message
+    # said only what it expects.
+    with pytest.raises(ValueError, match=r"got index \[2, 2\] and weight \[3, 2, 1\] "
+                                         r"\(the weights of signals .*weight\[b\]"):
+        plot_complex(data, attention=(torch.tensor([[0, 1], [2, 0]]),
+                                      torch.ones(3, 2, 1)))
+
+
 @pytest.mark.parametrize("top_k, error", [(0, ValueError), (True, TypeError),
                                           (2.5, TypeError)])
 def test_plot_complex_bad_attention_top_k(data, top_k, error):

@@ -189,13 +189,16 @@ def plot_complex(
     if attention is not None:
         index, weight = attention
         index = _numpy(index, "attention index").astype(np.int64)
-        weight = _finite(_numpy(weight, "attention weight"), "attention weight")
-        if weight.ndim == 2:
-            weight = weight.mean(axis=1)
+        given = _finite(_numpy(weight, "attention weight"), "attention weight")
+        weight = given.mean(axis=1) if given.ndim == 2 else given
         if index.ndim != 2 or index.shape[0] != 2 or weight.shape != (
                 index.shape[1], ):
-            raise ValueError("'attention' must be (index [2, nnz], weight "
-                             "[nnz] or [nnz, heads])")
+            batched = (" (the weights of signals [B, nnz, heads]: pass one "
+                       "signal's, (index, weight[b]))" if given.ndim == 3 else "")
+            raise ValueError(f"'attention' must be (index [2, nnz], weight "
+                             f"[nnz] or [nnz, heads]), got index "
+                             f"{list(index.shape)} and weight {list(given.shape)}"
+                             f"{batched}")
         simplices = (np.arange(len(pos))[:, None] if attention_order == 0 else
                      _simplices(data, attention_order))
         if index.size and index.max() >= len(simplices):
