@@ -517,6 +517,19 @@ def test_operators_are_kept_while_their_tensors_are_unchanged():
     assert b'_operators_cache' not in pickle.dumps(batch)
 
 
+def test_kept_operators_hold_no_inference_tensors():
+    # A value built in inference mode (an evaluation before training) is kept:
+    # the tensors it makes of its own (empty operators, eigenvalues per row) must
+    # not be inference tensors, which autograd refuses later.
+    data = SimplicialComplexData.from_simplices([[0, 1, 2], [1, 2, 3]], close=True)
+    with torch.inference_mode():
+        ops = data.operators(0)
+    assert data.operators(0) is ops
+    tensors = [t for op in (ops.up, ops.down, ops.hodge, ops.boundary, ops.coboundary)
+               for t in (op.index, op.weight, op.eigenvalue) if t is not None]
+    assert tensors and not any(t.is_inference() for t in tensors)
+
+
 def test_operators_of_inference_tensors_are_built_each_time():
     # Tensors made in inference mode have no version counter to watch (reading
     # it raised a RuntimeError), so their operators are not kept.

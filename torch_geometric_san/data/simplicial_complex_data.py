@@ -582,7 +582,8 @@ class SimplicialComplexData(Data):
         kept = cache.get(k)
         if kept is not None and _same_inputs(kept[0], inputs):
             return kept[1]
-        ops = self._build_operators(k)
+        with torch.inference_mode(False):  # kept: no inference tensors of its own
+            ops = self._build_operators(k)
         cache[k] = (inputs, ops)
         return ops
 

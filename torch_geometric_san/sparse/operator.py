@@ -159,7 +159,10 @@ class SparseOperator:
 
     @torch.compiler.disable
     def _derive(self, key: Any, make: Callable[[], Any]) -> Any:
-        self._cache[key] = make()
+        # Made as normal tensors also under torch.inference_mode: an inference
+        # tensor kept here would fail any later use that autograd records.
+        with torch.inference_mode(False):
+            self._cache[key] = make()
         return self._cache[key]
 
     @property

@@ -8,6 +8,7 @@ from torch_geometric.nn import GATConv
 from torch_geometric.typing import WITH_TORCH_SPARSE, SparseTensor
 from torch_geometric.utils import scatter
 
+from torch_geometric_san.data import SimplicialComplexData
 from torch_geometric_san.nn import (SANConv, SATConv, SCNConv, SCNNConv, SNNConv,
                                    dense_san_conv)
 
@@ -339,6 +340,22 @@ def test_gradgradcheck(kit):
     x = torch.randn(data.num_simplices(1), 2, dtype=torch.float64, requires_grad=True)
     conv = make_conv(2, 2, J_up=2, J_down=1, J_harmonic=1)
     assert torch.autograd.gradgradcheck(lambda x: conv(x, ops), (x, ), fast_mode=True)
+
+
+@pytest.mark.parametrize('config', CONFIGS)
+def test_operators_first_used_in_inference_mode_train(config):
+    # The forms a layer derives are kept on the operators (and data.operators(k)
+    # keeps the operators): made in inference mode they were inference tensors,
+    # and the first training step failed inside autograd ("Inference tensors
+    # cannot be saved for backward").
+    data = SimplicialComplexData.from_simplices([[0, 1, 2], [1, 2, 3]], close=True)
+    conv = make_conv(**config)
+    x = torch.randn(data.num_simplices(1), 3, dtype=torch.float64, requires_grad=True)
+    with torch.inference_mode():
+        expected = conv(x, data.operators(1))
+    out = conv(x, data.operators(1))
+    out.sum().backward()
+    assert torch.allclose(out, expected) and x.grad is not None
 
 
 # Compiled: the same outputs and gradients, also when the operators' forms were
