@@ -517,6 +517,22 @@ def test_operators_are_kept_while_their_tensors_are_unchanged():
     assert b'_operators_cache' not in pickle.dumps(batch)
 
 
+def test_kept_operators_of_learnable_values_train_step_after_step():
+    # A complex whose Laplacian values are learned: the kept value's forms of
+    # those values were kept too, and the second step failed in autograd.
+    from torch_geometric_san.nn import SCNNConv
+    data = SimplicialComplexData.from_simplices([[0, 1, 2], [1, 2, 3]], close=True)
+    data.up_weight_1 = torch.nn.Parameter(data.up_weight_1.clone())
+    conv = SCNNConv(3, 4, J_up=2, J_down=2)
+    x = torch.randn(data.num_simplices(1), 3)
+    grads = []
+    for _ in range(2):
+        data.up_weight_1.grad = None
+        conv(x, data.operators(1)).sum().backward()
+        grads.append(data.up_weight_1.grad)
+    assert torch.equal(grads[0], grads[1]) and grads[0].abs().sum() > 0
+
+
 def test_kept_operators_hold_no_inference_tensors():
     # A value built in inference mode (an evaluation before training) is kept:
     # the tensors it makes of its own (empty operators, eigenvalues per row) must

@@ -146,6 +146,29 @@ def test_the_compressed_rows_check_what_the_constructor_trusts(index, match):
         op.matmul(torch.randn(2, 3))
 
 
+@pytest.mark.parametrize('first', ['grad', 'no_grad'])
+def test_forms_of_learnable_values_are_not_kept(first):
+    # A kept form of values that autograd tracks carried one step's graph into the
+    # next ("Trying to backward through the graph a second time"), or, made under
+    # no_grad, no graph at all (no gradient reached the values).
+    index = torch.tensor([[0, 1, 0, 1], [0, 0, 1, 1]])
+    weight = torch.tensor([2.0, -1.0, -1.0, 2.0], requires_grad=True)
+    op = SparseOperator.from_index(index, weight, 2)
+    x = torch.randn(2, 3)
+    grads = []
+    for step in range(3):
+        with torch.set_grad_enabled(first == 'grad' or step > 0):
+            out = op.shifted(0.5).matmul(x) + op.scaled().matmul(x) + op.t().matmul(x)
+        if out.requires_grad:
+            weight.grad = None
+            out.sum().backward()
+            grads.append(weight.grad.clone())
+    assert len(grads) >= 2 and all(torch.equal(g, grads[0]) for g in grads)
+    assert grads[0].abs().sum() > 0
+    assert 'structure' in op._cache  # the pattern's forms are still kept
+    assert not {'scaled', 't', 't_weight', ('shifted', 0.5)} & set(op._cache)
+
+
 def test_from_index_sorts_and_sums_duplicates():
     index = torch.tensor([[2, 0, 2, 1], [1, 0, 1, 2]])
     op = SparseOperator.from_index(index, torch.tensor([1., 2., 3., 4.]), 3)

@@ -22,6 +22,9 @@ from torch_geometric_san.sparse.kernels import (_attention, _attention_composite
 __all__ = ["SparseOperator", "to_index_weight", "largest_eigenvalue",
            "DENSE_EIGEN_LIMIT", "EIGEN_TOL"]
 
+#: The derived forms that depend on the pattern alone, not on the values.
+_PATTERN_FORMS = ('structure', 'expand')
+
 #: Matrices up to this size get their largest eigenvalue from a dense solver.
 DENSE_EIGEN_LIMIT = 512
 #: Relative tolerance of the Lanczos solver for larger matrices in single
@@ -153,9 +156,16 @@ class SparseOperator:
 
     def _derived(self, key: Any, make: Callable[[], Any]) -> Any:
         # Under torch.compile the lookup is traced (a form derived before is a
-        # graph input) and only deriving a missing form runs eagerly.
+        # graph input) and only deriving a missing form runs eagerly. A form made
+        # from values that autograd tracks is not kept: kept, it would carry one
+        # step's graph into the next (or none, if made under no_grad).
         derived = self._cache.get(key)
-        return self._derive(key, make) if derived is None else derived
+        if derived is not None:
+            return derived
+        if (key[0] if isinstance(key, tuple) else key) not in _PATTERN_FORMS and any(
+                t is not None and t.requires_grad for t in (self.weight, self.eigenvalue)):
+            return make()
+        return self._derive(key, make)
 
     @torch.compiler.disable
     def _derive(self, key: Any, make: Callable[[], Any]) -> Any:
