@@ -515,6 +515,11 @@ def test_operators_are_kept_while_their_tensors_are_unchanged():
     batch = Batch.from_data_list([data, data])
     assert batch.operators(2) is batch.operators(2)
     assert b'_operators_cache' not in pickle.dumps(batch)
+    # Moving the complex (PyG's apply) drops the kept values at once, rather than
+    # holding them and the tensors they were built from until the next call.
+    data.to('cpu')
+    assert '_operators_cache' not in data.__dict__
+    assert torch.equal(data.operators(1).up.to_dense(), kept.up.to_dense())
 
 
 def test_kept_operators_of_learnable_values_train_step_after_step():

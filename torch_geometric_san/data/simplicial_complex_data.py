@@ -2,7 +2,7 @@ r"""The data object of a simplicial complex."""
 import copy
 import re
 from itertools import chain
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import gudhi
 import numpy as np
@@ -949,6 +949,13 @@ class SimplicialComplexData(Data):
         if isinstance(self, Batch):
             return _empty_batch, (), self.__getstate__()
         return super().__reduce_ex__(protocol)
+
+    def apply(self, func: Callable, *args: str) -> 'SimplicialComplexData':
+        # (PyG's, under .to(), .cpu(), .cuda(), .pin_memory(), ...) It replaces
+        # the tensors, so the kept operators are dropped now rather than held,
+        # with the tensors they were built from, until the next operators(k).
+        self.__dict__.pop(_OPERATORS_CACHE, None)
+        return super().apply(func, *args)
 
     def __getstate__(self) -> Dict[str, Any]:
         # Without the kept operators (derived again on use).
