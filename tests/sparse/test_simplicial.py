@@ -157,3 +157,18 @@ def test_a_value_of_operators_that_do_not_fit_is_refused(assert_rejected, args, 
     # attribute of a str.
     op = SparseOperator(torch.tensor([[0, 1, 2], [1, 2, 0]]), torch.ones(3), 3)
     assert_rejected(SimplicialOperators, args(op), {}, error, pattern)
+
+
+def test_values_are_immutable():
+    # data.operators(k) keeps its value, and every operator keeps its derived
+    # forms: setting an attribute changed the value for every holder, and left
+    # those forms stale (a new weight beside the old scaled and transposed ones).
+    data = complex_()
+    ops = data.operators(1)
+    for target, name in ((ops, 'up'), (ops, 'orientation'), (ops.up, 'weight'),
+                         (ops.up, 'index')):
+        with pytest.raises(AttributeError, match=f"immutable .* setting '{name}'"):
+            setattr(target, name, None)
+    assert data.operators(1) is ops and ops.up is not None
+    reoriented = ops.reoriented(torch.ones(2, 6))  # new values still get theirs
+    assert reoriented.orientation.shape == (2, 6) and ops.orientation is None

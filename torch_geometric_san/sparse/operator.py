@@ -38,7 +38,24 @@ _THREADPOOLS = ThreadpoolController()
 Shape = Union[int, Tuple[int, int]]
 
 
-class SparseOperator:
+class _Immutable:
+    # Attributes are set once, when the object is made: a value may be shared
+    # (data.operators(k) keeps its value; the forms derived from an operator are
+    # kept on it), so a change in place would reach every holder, and leave the
+    # kept forms stale.
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in self.__dict__:
+            raise AttributeError(f"{type(self).__name__} is immutable (it may be "
+                                 f"shared, and its derived forms are kept on it): "
+                                 f"build a new one instead of setting '{name}'")
+        super().__setattr__(name, value)
+
+    def _replace(self, name: str, value: Any) -> None:
+        # For the class's own methods, on a value they have just made.
+        object.__setattr__(self, name, value)
+
+
+class SparseOperator(_Immutable):
     r"""A sparse matrix :math:`\mathbf{A}` of shape :obj:`(rows, cols)` acting on
     signals :math:`\mathbf{X}` of :obj:`cols` rows, :math:`\mathbf{A}\mathbf{X}`.
 
@@ -51,7 +68,8 @@ class SparseOperator:
     without self-loops, the harmonic shift :meth:`shifted`
     :math:`\mathbf{I} - \epsilon\mathbf{A}`, the spectral normalisation
     :meth:`scaled` :math:`\mathbf{A} / \lambda_{\max}` and the block-diagonal
-    copies of :meth:`expand`. An operator is immutable; :meth:`to` gives a copy
+    copies of :meth:`expand`. An operator is immutable (setting an attribute
+    raises an :class:`AttributeError`); :meth:`to` gives a copy
     on another device, and pickling (:func:`torch.save`, :func:`copy.deepcopy`)
     keeps the entries and drops the derived forms, which are derived again on
     use.

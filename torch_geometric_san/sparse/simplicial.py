@@ -7,7 +7,7 @@ from torch import Tensor
 from torch_geometric.data.data import BaseData
 from torch_geometric.typing import SparseTensor
 
-from torch_geometric_san.sparse.operator import SparseOperator
+from torch_geometric_san.sparse.operator import SparseOperator, _Immutable
 from torch_geometric_san.utils.validation import check_int
 
 __all__ = ["SimplicialOperators", "as_operators"]
@@ -19,7 +19,7 @@ LEGACY_ARGUMENTS = ('up_index', 'up_weight', 'down_index', 'down_weight',
                     'hodge_index', 'hodge_weight')
 
 
-class SimplicialOperators:
+class SimplicialOperators(_Immutable):
     r"""The operators of the :math:`k`-simplices of a complex (or of a batch of
     complexes), as one value that every layer of a model takes.
 
@@ -58,7 +58,11 @@ class SimplicialOperators:
     attention neighbourhood, harmonic shift, spectral normalisation) on first
     use and keeps them on itself, so all the layers of a model that get the
     same value share them: each is built once per batch. Building the value
-    itself costs nothing but a few references. It moves with :meth:`to`, and
+    itself costs nothing but a few references. It is immutable, as its
+    operators are (setting an attribute raises an :class:`AttributeError`:
+    the value may be shared, e.g. kept by
+    :meth:`~torch_geometric_san.data.SimplicialComplexData.operators`). It moves
+    with :meth:`to`, and
     pickles (:func:`torch.save`, :func:`copy.deepcopy`) without its derived
     forms.
 
@@ -125,7 +129,7 @@ class SimplicialOperators:
         :math:`\mathbf{B}_k^{\top}` :obj:`[N_k, N_{k-1}]` (the stored form of a
         complex's boundary), without transposing it until it is used."""
         out = cls(num_simplices, **operators)
-        out._boundary_t = boundary_t
+        out._replace('_boundary_t', boundary_t)
         return out
 
     @classmethod
@@ -197,7 +201,7 @@ class SimplicialOperators:
         out = self.from_transposed_boundary(
             self.num_simplices, self._boundary_t, up=self.up, down=self.down,
             hodge=self.hodge, coboundary=self.coboundary)
-        out.orientation = orientation
+        out._replace('orientation', orientation)
         return out
 
     def signs(self, x: Tensor) -> Optional[Tensor]:
@@ -225,8 +229,8 @@ class SimplicialOperators:
                                out._boundary_t) if op is not None]
         if self.orientation is not None:
             # To the operators' device, in its own dtype (the signs stay exact).
-            out.orientation = self.orientation.to(moved[0].index.device) \
-                if moved else self.orientation
+            out._replace('orientation', self.orientation.to(moved[0].index.device)
+                         if moved else self.orientation)
         return out
 
     def __repr__(self) -> str:
