@@ -374,3 +374,6 @@ def test_invalid_arguments_and_input(kit):
     data.x_1 = data.x_1.long()
     with pytest.raises(TypeError, match="x_1"):
         net(data)
+    data.x_1 = data.x_1.tolist()  # not a tensor: failed in x.dim() before the check
+    with pytest.raises(TypeError, match="'x_1' must be a floating-point tensor"):
+        net(data)

@@ -325,11 +325,10 @@ class MultiOrderSAN(torch.nn.Module):
             if f'x_{k}' not in data:
                 raise ValueError(f"the complex has no signal 'x_{k}' on its "
                                  f"{k}-simplices")
-            x = data[f'x_{k}']
+            x = check_float_tensor(data[f'x_{k}'], f'x_{k}')
             if x.dim() != 2 or x.size(1) != self.in_channels[k]:
                 raise ValueError(f"'x_{k}' must have shape [N_{k}, "
                                  f"{self.in_channels[k]}] (got {list(x.shape)})")
-            check_float_tensor(x, f'x_{k}')
             check_same_dtype(x, dtype, f'x_{k}', 'model', 'model')
             xs[k] = x
 
