@@ -14,7 +14,14 @@ baseline of Errica et al. (2020), which tells how much the graph's structure
 adds: the sum of each graph's node features and an MLP (two hidden layers).
 
 Protocol (TopoBench's): for each data seed, a random split of the graphs, 50 %
-training, 25 % validation, 25 % test; every model is trained on the same split
+training, 25 % validation, 25 % test. By default these are TopoBench's own splits
+(``--splits topobench``): its rule for random splits (``random_splitting`` in
+``topobench/data/utils/split_utils.py``: ten permutations of the graphs drawn by
+NumPy's generator seeded with 42, the data seed picking one) with the data seeds
+of its published runs, 0, 3, 5, 7 and 9, so that the comparison with its numbers
+is on the same test graphs. ``--splits seeded`` draws each split with torch from
+the seed itself (any seed; the rule of this script before session 21, seeds 0-4).
+Every model is trained on the same split
 (Adam, lr ``--lr``, mini-batches of ``--batch-size``, ``--epochs`` epochs), the
 epoch with the best validation accuracy (the first of equals) is kept and its
 test accuracy reported, as mean +- std over the seeds (population std). The
@@ -76,17 +83,25 @@ TARGETS_TITLE = ('Targets of this benchmark (the project\'s goals for PROTEINS: 
                  'TopoBench\'s best published simplicial result, SCN 75.27 ± 2.14, not '
                  'below GIN, and the speed of the whole run on a 2-core CPU)')
 #: Per dataset, the setting of each model chosen on mean validation accuracy over
-#: the protocol's seeds, among those the results page's search tried (its
-#: "Hyper-parameter search" and "Session 13" tables): the options that differ
-#: from the defaults, as attributes of the parsed arguments.
+#: seeds 0-4 of the seeded splits (``--splits seeded``), among those the results
+#: page's search tried (its "Hyper-parameter search" and "Session 13" tables): the
+#: options that differ from the defaults, as attributes of the parsed arguments.
 SELECTED: Dict[str, Dict[str, Dict[str, Any]]] = {
     'PROTEINS': {'MultiOrderSAN': dict(epochs=100),
                  'GIN': dict(jk='cat', norm='graph_norm'),
                  'GAT': dict(norm='graph_norm'),
                  'MLP': {}},
 }
+#: The data seeds of TopoBench's published runs (``data_seed=0,3,5,7,9`` in its
+#: scripts); its rule draws ten splits, so a data seed lies in 0-9.
+TOPOBENCH_SEEDS = [0, 3, 5, 7, 9]
+#: The seeds of a full run by the split rule (``--splits``).
+FULL_SEEDS = dict(topobench=TOPOBENCH_SEEDS, seeded=list(range(5)))
+#: How the results name each rule.
+SPLITS_LABEL = dict(topobench="TopoBench's random splits",
+                    seeded='splits drawn by torch from each seed')
 QUICK = dict(seeds=[0], epochs=5)
-FULL = dict(seeds=list(range(5)), epochs=60)
+FULL = dict(epochs=60)
 
 
 class GraphClassifier(torch.nn.Module):
@@ -173,9 +188,21 @@ def no_bar(args: argparse.Namespace) -> Optional[bool]:
     return True if args.no_progress else None
 
 
-def split(num: int, seed: int) -> Tuple[Tensor, Tensor, Tensor]:
-    """A random 50/25/25 % split of :obj:`num` graphs, drawn with :obj:`seed`."""
-    perm = torch.randperm(num, generator=torch.Generator().manual_seed(seed))
+def split(num: int, seed: int, rule: str = 'topobench') -> Tuple[Tensor, Tensor, Tensor]:
+    """A random 50/25/25 % split of :obj:`num` graphs (training, validation, test
+    indices) for the data seed :obj:`seed`: by TopoBench's rule (:obj:`'topobench'`,
+    the seed-th of ten permutations that NumPy's legacy generator draws after
+    seeding with 42; seeds 0-9) or drawn by torch from the seed itself
+    (:obj:`'seeded'`)."""
+    if rule == 'topobench':
+        if not 0 <= seed < 10:
+            raise ValueError(f"TopoBench's rule draws ten splits: data seeds 0-9 "
+                             f"(got {seed}); --splits seeded takes any seed")
+        generator = np.random.RandomState(42)
+        for _ in range(seed + 1):
+            perm = torch.from_numpy(generator.permutation(num))
+    else:
+        perm = torch.randperm(num, generator=torch.Generator().manual_seed(seed))
     train, val = num // 2, num // 4
     return perm[:train], perm[train:train + val], perm[train + val:]
 
@@ -209,7 +236,7 @@ def accuracy(model: torch.nn.Module, loader: DataLoader, device: str) -> float:
 
 def train_one(name: str, data: List[Data], seed: int, args: argparse.Namespace,
               num_features: List[int], num_classes: int) -> Dict[str, Any]:
-    train_idx, val_idx, test_idx = split(len(data), seed)
+    train_idx, val_idx, test_idx = split(len(data), seed, args.splits)
     _common.set_seed(seed)
     model = build_model(name, num_features, num_classes, args).to(args.device)
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
@@ -233,7 +260,7 @@ def train_one(name: str, data: List[Data], seed: int, args: argparse.Namespace,
             best = dict(val_acc=val_acc, test_acc=accuracy(model, loaders[2], args.device),
                         best_epoch=epoch)
         bar.set_postfix(val=f'{val_acc:.3f}', best=f'{best["val_acc"]:.3f}')
-    return dict(model=name, seed=seed, epochs=args.epochs,
+    return dict(model=name, seed=seed, splits=args.splits, epochs=args.epochs,
                 train_time=time.perf_counter() - start, **best)
 
 
@@ -311,7 +338,12 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     parser.add_argument('--dataset', default='PROTEINS',
                         help='TU dataset name (downloaded when its raw files are missing)')
     parser.add_argument('--models', nargs='+', choices=MODELS, default=MODELS)
-    parser.add_argument('--seeds', nargs='+', type=_common.at_least(0))
+    parser.add_argument('--seeds', nargs='+', type=_common.at_least(0),
+                        help='data seeds (default: TopoBench\'s 0 3 5 7 9 with its '
+                        'splits, 0-4 with seeded ones)')
+    parser.add_argument('--splits', choices=list(FULL_SEEDS), default='topobench',
+                        help="TopoBench's random splits (data seeds 0-9) or splits "
+                        "drawn by torch from each seed")
     parser.add_argument('--epochs', type=_common.at_least(1))
     parser.add_argument('--batch-size', type=_common.at_least(1), default=64)
     parser.add_argument('--lr', type=_common.real_in(0, low_open=True), default=0.005)
@@ -351,6 +383,11 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
                         '../shared/data)')
     _common.add_run_arguments(parser, 'tu_classification', 'models/seeds')
     args = _common.finish_args(parser.parse_args(argv), QUICK, FULL)
+    if args.seeds is None:
+        args.seeds = FULL_SEEDS[args.splits]
+    if args.splits == 'topobench' and max(args.seeds) > 9:
+        parser.error(f"--splits topobench draws TopoBench's ten splits: seeds 0-9 "
+                     f"(got {max(args.seeds)}); --splits seeded takes any seed")
     if args.selected and args.dataset not in SELECTED:
         raise ValueError(f"--selected: no settings were chosen on {args.dataset} "
                          f"(only on {', '.join(SELECTED)})")
@@ -368,7 +405,8 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
         raise ValueError(f'--report-only: no runs saved in {log.path}')
     graphs = load(args)
     tasks = [(name, seed) for seed in args.seeds for name in args.models
-             if not log.done(model=name, seed=seed, dataset=args.dataset)]
+             if not log.done(model=name, seed=seed, dataset=args.dataset,
+                             splits=args.splits)]
     if not args.report_only:
         complexes, lift_time = lift_all(graphs, args)
         log.add_data_time('lifting', lift_time)
@@ -387,7 +425,9 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
                   f'{run["best_epoch"]} (val {run["val_acc"]:.4f}), '
                   f'{run["train_time"]:.0f} s')
     log.save()
-    runs = [r for r in log.runs if r.get('dataset') == args.dataset]
+    # (runs of logs older than --splits used the seeded rule)
+    runs = [r for r in log.runs if r.get('dataset') == args.dataset
+            and r.get('splits', 'seeded') == args.splits]
     # The lifting time of the latest invocation that lifted (a report lifts nothing).
     lift_time = [s['data_time']['lifting'] for s in log.sessions
                  if 'lifting' in s['data_time']][-1]
@@ -396,8 +436,9 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
     chosen = (' each model with its setting chosen on validation (column "setting", '
               'options over those of the command line:' if args.selected else '')
     text = (f'{args.dataset} ({len(graphs)} graphs), test accuracy at the epoch of '
-            f'best validation accuracy, mean ± std over the seeds '
-            f'({", ".join(map(str, sorted({r["seed"] for r in runs})))});{chosen} '
+            f'best validation accuracy, mean ± std over the data seeds '
+            f'({", ".join(map(str, sorted({r["seed"] for r in runs})))}) of '
+            f'{SPLITS_LABEL[args.splits]};{chosen} '
             f'{args.epochs} epochs, batch {args.batch_size}, lr {args.lr}, hidden '
             f'{args.hidden}, {args.layers} layers, dropout {args.dropout}; '
             f'MultiOrderSAN J_up = J_down = {args.taps}, J_harmonic = {args.harmonic}, '

@@ -2,6 +2,7 @@
 the pipeline, the protocol's splits and the structure of its outputs."""
 import json
 
+import numpy as np
 import pytest
 import torch
 
@@ -78,16 +79,44 @@ def test_paired_differences(tu_classification):
     assert tu_classification.paired_differences(runs[:3]) == ''
 
 
-def test_splits_and_arguments(tu_classification):
-    train, val, test = tu_classification.split(1113, seed=3)
+@pytest.mark.parametrize('rule', ['topobench', 'seeded'])
+def test_splits_and_arguments(tu_classification, rule):
+    train, val, test = tu_classification.split(1113, 3, rule)
     assert (train.numel(), val.numel(), test.numel()) == (556, 278, 279)
     assert torch.cat([train, val, test]).sort().values.equal(torch.arange(1113))
-    assert tu_classification.split(1113, seed=3)[0].equal(train)
-    assert not tu_classification.split(1113, seed=4)[0].equal(train)
-    args = tu_classification.parse_args(['--quick'])
+    assert tu_classification.split(1113, 3, rule)[0].equal(train)
+    assert not tu_classification.split(1113, 4, rule)[0].equal(train)
+    args = tu_classification.parse_args(['--quick', '--splits', rule])
     assert args.results is None and args.seeds == [0] and args.dataset == 'PROTEINS'
-    full = tu_classification.parse_args([])
-    assert full.seeds == [0, 1, 2, 3, 4] and full.results.endswith('docs/results.md')
+    full = tu_classification.parse_args(['--splits', rule])
+    assert full.seeds == ([0, 3, 5, 7, 9] if rule == 'topobench' else [0, 1, 2, 3, 4])
+    assert full.results.endswith('docs/results.md')
+
+
+def test_topobench_splits_are_topobench_s(tu_classification):
+    # TopoBench's random_splitting: np.random.seed(42), then ten permutations from
+    # NumPy's global generator, the data seed picking one; int(0.5 n) training
+    # and int(0.25 n) validation graphs, the rest for testing.
+    state = np.random.get_state()
+    try:
+        np.random.seed(42)
+        perms = [np.random.permutation(1113) for _ in range(10)]
+    finally:
+        np.random.set_state(state)
+    for seed in (0, 3, 5, 7, 9):
+        perm = perms[seed]
+        expected = perm[:556], perm[556:834], perm[834:]
+        got = tu_classification.split(1113, seed)
+        for mine, theirs in zip(got, expected):
+            assert mine.tolist() == theirs.tolist()
+
+
+def test_topobench_splits_refuse_seeds_past_nine(tu_classification):
+    with pytest.raises(ValueError, match='data seeds 0-9'):
+        tu_classification.split(100, 10)
+    with pytest.raises(SystemExit):
+        tu_classification.parse_args(['--seeds', '0', '10'])
+    assert tu_classification.parse_args(['--splits', 'seeded', '--seeds', '12']).seeds == [12]
 
 
 def test_filter_lengths_reach_every_order(tu_classification):
