@@ -302,6 +302,7 @@ def test_validate_accepts_built_complexes_and_their_batches(random_tree, annulus
     ('boundary_entries', "'boundary_index_1' needs 2 entries per 1-simplex, 40 "
                          "\\(found 42\\)"),
     ('graph', "'edge_index' contains larger indices"),
+    ('graph_x', "'x' is set, but a complex holds its features per order"),
 ])
 def test_validate_finds_attributes_changed_after_building(annulus, case, match):
     data = SimplicialComplexData.from_simplices(annulus, close=True,
@@ -313,6 +314,8 @@ def test_validate_finds_attributes_changed_after_building(annulus, case, match):
         data.x_3 = torch.randn(1, 1)
     elif case == 'x_scalar':
         data.x_0 = torch.tensor(1.0)
+    elif case == 'graph_x':  # e.g. normalised features meant for the vertices
+        data.x = torch.randn(10, 2)
     elif case == 'vertex':
         data.simplices_2[0, 2] = 10
     elif case == 'simplex_shape':

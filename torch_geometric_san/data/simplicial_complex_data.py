@@ -730,7 +730,9 @@ class SimplicialComplexData(Data):
         ids in :math:`[0, N_0)`, every feature ``x_k`` has :math:`N_k` rows (and
         :math:`k` is an order of the complex), every stored operator has indices in
         range, of the orders it maps between, and one value per entry, and every
-        boundary :math:`k + 1` entries per k-simplex.
+        boundary :math:`k + 1` entries per k-simplex. A graph's ``x`` set on a
+        complex is a problem too: the models, exports and feature counts read
+        the features of each order, ``x_0`` for the vertices, and would ignore it.
         The constructors and liftings check all this; attributes set or changed
         afterwards are what it finds.
 
@@ -750,6 +752,10 @@ class SimplicialComplexData(Data):
             status = False
             warn_or_raise(f"{message} in '{name}'", raise_on_error)
 
+        if 'x' in self:
+            problem("'x' is set, but a complex holds its features per order: the "
+                    "models, exports and feature counts read x_0 for the vertices "
+                    "(x_k for the k-simplices) and ignore 'x'; store it as x_0")
         order, num_nodes = self.order, self.num_nodes or 0
         sizes = [num_nodes]
         for k in range(1, order + 1):
