@@ -29,8 +29,9 @@ seed also fixes the initialisation, dropout and batch order.
 
 ``--selected`` trains each model with its own setting chosen on validation
 accuracy alone (:data:`SELECTED`: the options that differ from the script's
-defaults, found by the search of the results page on PROTEINS), the protocol's
-"model chosen on validation"; the options it names override the command line's.
+defaults, found by the search of the results page on PROTEINS, on the validation
+graphs of the same rule of splits), the protocol's "model chosen on validation";
+the options it names override the command line's.
 
 The raw files are looked up in ``<root>/<NAME>/raw``; where missing, they are
 copied from ``--data-root`` (default ``$TGSAN_SHARED_DATA`` or ``../shared/data``,
@@ -82,15 +83,23 @@ TARGET = (75.27, 2.14)
 TARGETS_TITLE = ('Targets of this benchmark (the project\'s goals for PROTEINS: '
                  'TopoBench\'s best published simplicial result, SCN 75.27 ± 2.14, not '
                  'below GIN, and the speed of the whole run on a 2-core CPU)')
-#: Per dataset, the setting of each model chosen on mean validation accuracy over
-#: seeds 0-4 of the seeded splits (``--splits seeded``), among those the results
-#: page's search tried (its "Hyper-parameter search" and "Session 13" tables): the
-#: options that differ from the defaults, as attributes of the parsed arguments.
-SELECTED: Dict[str, Dict[str, Dict[str, Any]]] = {
-    'PROTEINS': {'MultiOrderSAN': dict(epochs=100),
-                 'GIN': dict(jk='cat', norm='graph_norm'),
-                 'GAT': dict(norm='graph_norm'),
-                 'MLP': {}},
+#: Per dataset and rule of splits, the setting of each model chosen on mean
+#: validation accuracy over the full run's data seeds of those splits, among those
+#: the results page's search tried (its "Hyper-parameter search", "Session 13" and
+#: "Session 21" tables): the options that differ from the defaults, as attributes
+#: of the parsed arguments.
+SELECTED: Dict[str, Dict[str, Dict[str, Dict[str, Any]]]] = {
+    'PROTEINS': {
+        'topobench': {'MultiOrderSAN': dict(batch_size=128, lr=0.001, epochs=200,
+                                            norm='graph_norm'),
+                      'GIN': dict(norm='graph_norm'),
+                      'GAT': dict(norm='graph_norm'),
+                      'MLP': dict(hidden=64)},
+        'seeded': {'MultiOrderSAN': dict(epochs=100),
+                   'GIN': dict(jk='cat', norm='graph_norm'),
+                   'GAT': dict(norm='graph_norm'),
+                   'MLP': {}},
+    },
 }
 #: The data seeds of TopoBench's published runs (``data_seed=0,3,5,7,9`` in its
 #: scripts); its rule draws ten splits, so a data seed lies in 0-9.
@@ -212,7 +221,8 @@ def model_args(name: str, args: argparse.Namespace) -> argparse.Namespace:
     overridden by the model's chosen setting (:data:`SELECTED`)."""
     if not args.selected:
         return args
-    return argparse.Namespace(**{**vars(args), **SELECTED[args.dataset][name]})
+    return argparse.Namespace(**{**vars(args),
+                                 **SELECTED[args.dataset][args.splits][name]})
 
 
 def setting_label(setting: Dict[str, Any]) -> str:
@@ -388,9 +398,11 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     if args.splits == 'topobench' and max(args.seeds) > 9:
         parser.error(f"--splits topobench draws TopoBench's ten splits: seeds 0-9 "
                      f"(got {max(args.seeds)}); --splits seeded takes any seed")
-    if args.selected and args.dataset not in SELECTED:
-        raise ValueError(f"--selected: no settings were chosen on {args.dataset} "
-                         f"(only on {', '.join(SELECTED)})")
+    if args.selected and args.splits not in SELECTED.get(args.dataset, {}):
+        raise ValueError(f"--selected: no settings were chosen on {args.dataset} with "
+                         f"--splits {args.splits} (only on " + ', '.join(
+                             f'{name} with --splits {rule}'
+                             for name, rules in SELECTED.items() for rule in rules) + ')')
     if args.selected and args.quick:
         raise ValueError("--selected trains the chosen settings in full; it does not "
                          "combine with --quick")
@@ -419,7 +431,7 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
                             num_classes)
             run['dataset'] = args.dataset
             if args.selected:
-                run['setting'] = setting_label(SELECTED[args.dataset][name])
+                run['setting'] = setting_label(SELECTED[args.dataset][args.splits][name])
             log.add(run)
             print(f'{name} seed {seed}: test {run["test_acc"]:.4f} at epoch '
                   f'{run["best_epoch"]} (val {run["val_acc"]:.4f}), '

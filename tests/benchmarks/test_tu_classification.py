@@ -167,13 +167,16 @@ def test_structure_agnostic_baseline_sums_the_node_features(tu_classification):
 
 def test_selected_settings_per_model(tu_classification, tiny_tu_dataset, tmp_path,
                                      monkeypatch):
-    # PROTEINS' selection names options of the script, and every model.
-    args = tu_classification.parse_args(['--selected'])
-    for name, setting in tu_classification.SELECTED['PROTEINS'].items():
-        chosen = tu_classification.model_args(name, args)
-        assert all(getattr(chosen, key) == value for key, value in setting.items())
-        assert all(hasattr(args, key) for key in setting)
-    assert set(tu_classification.SELECTED['PROTEINS']) == set(MODELS)
+    # PROTEINS' selections (one per rule of splits) name options of the script,
+    # and every model.
+    assert set(tu_classification.SELECTED['PROTEINS']) == {'topobench', 'seeded'}
+    for rule, selection in tu_classification.SELECTED['PROTEINS'].items():
+        args = tu_classification.parse_args(['--selected', '--splits', rule])
+        for name, setting in selection.items():
+            chosen = tu_classification.model_args(name, args)
+            assert all(getattr(chosen, key) == value for key, value in setting.items())
+            assert all(hasattr(args, key) for key in setting)
+        assert set(selection) == set(MODELS)
     assert tu_classification.model_args('GIN', tu_classification.parse_args([])).jk is None
     assert tu_classification.setting_label({}) == 'defaults'
     assert tu_classification.setting_label(
@@ -184,9 +187,13 @@ def test_selected_settings_per_model(tu_classification, tiny_tu_dataset, tmp_pat
         tu_classification.parse_args(['--selected', '--quick'])
 
     # A run trains each model with its own setting and reports it.
-    monkeypatch.setitem(tu_classification.SELECTED, 'TINY', {
+    monkeypatch.setitem(tu_classification.SELECTED, 'TINY', {'topobench': {
         'MultiOrderSAN': dict(epochs=3), 'GIN': dict(jk='cat'), 'GAT': {},
-        'MLP': dict(epochs=1)})
+        'MLP': dict(epochs=1)}})
+    with pytest.raises(ValueError, match='no settings were chosen on TINY with '
+                       '--splits seeded'):
+        tu_classification.parse_args(['--selected', '--dataset', 'TINY', '--splits',
+                                      'seeded'])
     out = tu_classification.main([
         '--dataset', 'TINY', '--root', tiny_tu_dataset, '--seeds', '0', '--epochs', '2',
         '--batch-size', '8', '--no-progress', '--selected', '--models', *MODELS,
