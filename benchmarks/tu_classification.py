@@ -20,7 +20,7 @@ training, 25 % validation, 25 % test. By default these are TopoBench's own split
 NumPy's generator seeded with 42, the data seed picking one) with the data seeds
 of its published runs, 0, 3, 5, 7 and 9, so that the comparison with its numbers
 is on the same test graphs. ``--splits seeded`` draws each split with torch from
-the seed itself (any seed; the rule of this script before session 21, seeds 0-4).
+the seed itself (any seed; seeds 0-4 by default).
 Every model is trained on the same split
 (Adam, lr ``--lr``, mini-batches of ``--batch-size``, ``--epochs`` epochs), the
 epoch with the best validation accuracy (the first of equals) is kept and its
