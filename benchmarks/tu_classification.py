@@ -101,11 +101,11 @@ SELECTED: Dict[str, Dict[str, Dict[str, Dict[str, Any]]]] = {
                    'MLP': {}},
     },
 }
-#: The data seeds of TopoBench's published runs (``data_seed=0,3,5,7,9`` in its
-#: scripts); its rule draws ten splits, so a data seed lies in 0-9.
-TOPOBENCH_SEEDS = [0, 3, 5, 7, 9]
-#: The seeds of a full run by the split rule (``--splits``).
-FULL_SEEDS = dict(topobench=TOPOBENCH_SEEDS, seeded=list(range(5)))
+#: How many splits TopoBench's rule draws (its data seeds index them).
+TOPOBENCH_SPLITS = 10
+#: The seeds of a full run by the split rule (``--splits``): for TopoBench's, the
+#: data seeds of its published runs (``data_seed=0,3,5,7,9`` in its scripts).
+FULL_SEEDS = dict(topobench=[0, 3, 5, 7, 9], seeded=list(range(5)))
 #: How the results name each rule.
 SPLITS_LABEL = dict(topobench="TopoBench's random splits",
                     seeded='splits drawn by torch from each seed')
@@ -197,6 +197,15 @@ def no_bar(args: argparse.Namespace) -> Optional[bool]:
     return True if args.no_progress else None
 
 
+def check_seed(seed: int, rule: str) -> None:
+    """Raises a :class:`ValueError` unless :obj:`seed` names a split of :obj:`rule`
+    (TopoBench's draws :data:`TOPOBENCH_SPLITS`; the seeded rule takes any seed)."""
+    if rule == 'topobench' and not 0 <= seed < TOPOBENCH_SPLITS:
+        raise ValueError(f"TopoBench's rule draws {TOPOBENCH_SPLITS} splits: data seeds "
+                         f"0-{TOPOBENCH_SPLITS - 1} (got {seed}); --splits seeded "
+                         f"takes any seed")
+
+
 def split(num: int, seed: int, rule: str = 'topobench') -> Tuple[Tensor, Tensor, Tensor]:
     """A random 50/25/25 % split of :obj:`num` graphs (training, validation, test
     indices) for the data seed :obj:`seed`: by TopoBench's rule (:obj:`'topobench'`,
@@ -204,9 +213,7 @@ def split(num: int, seed: int, rule: str = 'topobench') -> Tuple[Tensor, Tensor,
     seeding with 42; seeds 0-9) or drawn by torch from the seed itself
     (:obj:`'seeded'`)."""
     if rule == 'topobench':
-        if not 0 <= seed < 10:
-            raise ValueError(f"TopoBench's rule draws ten splits: data seeds 0-9 "
-                             f"(got {seed}); --splits seeded takes any seed")
+        check_seed(seed, rule)
         generator = np.random.RandomState(42)
         for _ in range(seed + 1):
             perm = torch.from_numpy(generator.permutation(num))
@@ -395,9 +402,11 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     args = _common.finish_args(parser.parse_args(argv), QUICK, FULL)
     if args.seeds is None:
         args.seeds = FULL_SEEDS[args.splits]
-    if args.splits == 'topobench' and max(args.seeds) > 9:
-        parser.error(f"--splits topobench draws TopoBench's ten splits: seeds 0-9 "
-                     f"(got {max(args.seeds)}); --splits seeded takes any seed")
+    try:
+        for seed in args.seeds:
+            check_seed(seed, args.splits)
+    except ValueError as error:
+        parser.error(str(error))
     if args.selected and args.splits not in SELECTED.get(args.dataset, {}):
         raise ValueError(f"--selected: no settings were chosen on {args.dataset} with "
                          f"--splits {args.splits} (only on " + ', '.join(
@@ -437,9 +446,8 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
                   f'{run["best_epoch"]} (val {run["val_acc"]:.4f}), '
                   f'{run["train_time"]:.0f} s')
     log.save()
-    # (runs of logs older than --splits used the seeded rule)
     runs = [r for r in log.runs if r.get('dataset') == args.dataset
-            and r.get('splits', 'seeded') == args.splits]
+            and r.get('splits') == args.splits]
     # The lifting time of the latest invocation that lifted (a report lifts nothing).
     lift_time = [s['data_time']['lifting'] for s in log.sessions
                  if 'lifting' in s['data_time']][-1]
