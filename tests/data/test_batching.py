@@ -2,6 +2,7 @@ import io
 
 import numpy as np
 import pytest
+import scipy.linalg
 import torch
 from torch_geometric.data import Batch, Data
 from torch_geometric.loader import DataLoader
@@ -99,14 +100,16 @@ def test_batch_to_device_and_save_load(complexes, device, assert_data_equal):
 
 # Complexes of different orders -----------------------------------------------------
 
-def mixed_orders():
+def mixed_orders(laplacians=True):
     r"""An edge (order 1), a triangle (order 2), a tetrahedron (order 3) and isolated
     vertices (order 0), each with features on its vertices."""
     out = [
-        SimplicialComplexData.from_simplices([[0, 1]]),
-        SimplicialComplexData.from_simplices([[0, 1, 2]], close=True),
-        SimplicialComplexData.from_simplices([[0, 1, 2, 3]], close=True),
-        SimplicialComplexData.from_simplices([], num_nodes=2),
+        SimplicialComplexData.from_simplices([[0, 1]], laplacians=laplacians),
+        SimplicialComplexData.from_simplices([[0, 1, 2]], close=True,
+                                             laplacians=laplacians),
+        SimplicialComplexData.from_simplices([[0, 1, 2, 3]], close=True,
+                                             laplacians=laplacians),
+        SimplicialComplexData.from_simplices([], num_nodes=2, laplacians=laplacians),
     ]
     for seed, data in enumerate(out):
         data.x_0 = torch.randn(data.num_nodes, 2,
@@ -119,12 +122,18 @@ def rebuilt(data, order):
     simplices = [data[f'simplices_{k}'] for k in range(1, data.order + 1)]
     return SimplicialComplexData.from_simplices(
         [s for s in simplices if len(s)], num_nodes=data.num_nodes, order=order,
-        x_0=data.x_0)
+        x_0=data.x_0, laplacians='hodge_index_0' in data._store)
 
 
+LAPLACIANS = pytest.mark.parametrize('laplacians', [True, False],
+                                     ids=['laplacians', 'boundaries-only'])
+
+
+@LAPLACIANS
 @pytest.mark.parametrize('order', [3, 4])
-def test_pad_order_equals_the_constructor_with_order(order, assert_data_equal):
-    for data in mixed_orders():
+def test_pad_order_equals_the_constructor_with_order(order, laplacians,
+                                                     assert_data_equal):
+    for data in mixed_orders(laplacians):
         before = {key: value.clone() for key, value in data.items()
                   if isinstance(value, torch.Tensor)}
         padded = pad_order(data, order)
@@ -134,16 +143,20 @@ def test_pad_order_equals_the_constructor_with_order(order, assert_data_equal):
         assert all(torch.equal(data[key], value) for key, value in before.items())
 
 
+@LAPLACIANS
 @pytest.mark.parametrize('reverse', [False, True], ids=['lower-first', 'higher-first'])
-def test_batch_complexes_of_different_orders(reverse, assert_data_equal):
-    complexes = mixed_orders()[::-1] if reverse else mixed_orders()
+def test_batch_complexes_of_different_orders(reverse, laplacians, assert_data_equal):
+    complexes = mixed_orders(laplacians)[::-1] if reverse else mixed_orders(laplacians)
     batch = batch_complexes(complexes)
     expected = Batch.from_data_list([rebuilt(data, 3) for data in complexes])
     assert batch.order == 3 and batch.num_graphs == 4
     for k in range(4):
         assert torch.equal(batch.simplex_batch(k), expected.simplex_batch(k))
+        assert torch.equal(batch.simplex_batch(k), torch.repeat_interleave(
+            torch.arange(4), torch.tensor([data.num_simplices(k) if k <= data.order
+                                           else 0 for data in complexes])))
         for accessor in ('boundary', 'down_laplacian', 'up_laplacian',
-                         'hodge_laplacian'):
+                         'hodge_laplacian')[:4 if laplacians else 1]:
             for got, want in zip(getattr(batch, accessor)(k),
                                  getattr(expected, accessor)(k)):
                 assert torch.equal(got, want), (accessor, k)
@@ -169,7 +182,8 @@ def test_pyg_loader_refuses_the_top_order_it_truncated():
     assert batch.order == 1
     for access in (lambda: batch.operators(1), lambda: batch.num_simplices(1),
                    lambda: batch.up_laplacian(1), lambda: batch.operators(0)):
-        with pytest.raises(ValueError, match=r"complexes \[1, 3\] have 2-simplices.*"
+        with pytest.raises(ValueError, match=r"complexes \[1, 3\] have an upper "
+                           r"Laplacian of order 1: either they have 2-simplices.*"
                            r"batch_complexes"):
             access()
     # the same complexes padded to one order batch as they should
@@ -177,6 +191,35 @@ def test_pyg_loader_refuses_the_top_order_it_truncated():
                                    (edge, triangle, edge, tetrahedron)], batch_size=4)))
     assert padded.operators(2).up.shape == (5, 5)
     assert padded.num_simplices(3) == 1
+
+
+def test_batch_complexes_of_sub_complexes_sampled_at_their_top_order(dense):
+    # A sub-complex sampled at its top order keeps the restriction of its complex's
+    # upper Laplacian there, which a batch of that order would take for a member
+    # whose higher orders PyG's collation left out: PyG's loader refuses the batch
+    # naming both causes, and batch_complexes batches it one order higher.
+    from torch_geometric_san.loader import simplicial_subcomplex
+    triangle = SimplicialComplexData.from_simplices([[0, 1, 2], [1, 2, 3]], close=True)
+    subs = [simplicial_subcomplex(triangle, 1, torch.tensor(ids))
+            for ids in ([0], [1, 2], [4])]
+    assert all(sub.order == 1 and sub.up_laplacian(1)[0].size(1) > 0 for sub in subs)
+    plain = next(iter(DataLoader(subs, batch_size=3)))
+    with pytest.raises(ValueError, match=r"complexes \[0, 1, 2\] have an upper "
+                       r"Laplacian of order 1.*sub-complexes sampled at their top "
+                       r"order.*batch_complexes.*pad_order\(data, 2\)"):
+        plain.operators(1)
+    batch = batch_complexes(subs)
+    assert batch.order == 2 and batch.num_simplices(2) == 0
+    for accessor in ('boundary', 'down_laplacian', 'up_laplacian', 'hodge_laplacian'):
+        got = getattr(batch, accessor)(1)
+        # (the boundary B_1 is [N_0, N_1], the Laplacians [N_1, N_1])
+        shapes = [(sub.num_simplices(0 if accessor == 'boundary' else 1),
+                   sub.num_simplices(1)) for sub in subs]
+        blocks = [dense(*getattr(sub, accessor)(1), shape)
+                  for sub, shape in zip(subs, shapes)]
+        rows, cols = map(sum, zip(*shapes))
+        np.testing.assert_array_equal(dense(*got, (rows, cols)),
+                                      scipy.linalg.block_diag(*blocks), accessor)
 
 
 def test_pyg_loader_refuses_a_higher_order_before_a_lower_one():

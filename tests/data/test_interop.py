@@ -108,6 +108,35 @@ def test_round_trip_of_an_empty_and_a_vertex_only_complex():
 
 
 @needs_toponetx
+@pytest.mark.parametrize('dtype', [torch.float32, torch.float64])
+def test_round_trip_keeps_the_signals_of_orders_without_simplices(dtype):
+    # (a lifted graph without triangles, and an empty order above it)
+    graph = Data(x=torch.randn(3, 2, dtype=dtype), edge_index=torch.tensor([[0, 1],
+                                                                            [1, 2]]))
+    data = LiftToCliqueComplex(max_order=3, lift_x=True, dtype=dtype)(graph)
+    data.x_3 = torch.empty(0, 5, dtype=dtype)
+    complex = data.to_toponetx(signal='h')
+    kind = {torch.float32: '<f4', torch.float64: '<f8'}[dtype]
+    assert complex.complex['h_of_empty_orders'] == {2: ([0, 2], kind), 3: ([0, 5], kind)}
+    back = SimplicialComplexData.from_toponetx(complex, signal='h', order=3)
+    assert_same_complex(back, data)
+    assert back.x_2.shape == (0, 2) and back.x_3.dtype == dtype
+    # another signal name reads none of them, and below its order the record is not read
+    assert 'x_2' not in SimplicialComplexData.from_toponetx(complex, order=3)
+    assert 'x_3' not in SimplicialComplexData.from_toponetx(complex, signal='h', order=2)
+
+
+@needs_toponetx
+@pytest.mark.parametrize('record', [[1, 2], {'two': ([0, 1], '<f4')}, {2: ([0, 1], 'no')},
+                                    {2: 3}])
+def test_a_bad_record_of_empty_signals_is_refused(record):
+    complex = tnx.SimplicialComplex([(0, 1)])
+    complex.complex['x_of_empty_orders'] = record
+    with pytest.raises(ValueError, match="attribute 'x_of_empty_orders' must map orders"):
+        SimplicialComplexData.from_toponetx(complex, order=2)
+
+
+@needs_toponetx
 def test_bad_toponetx_input():
     with pytest.raises(TypeError, match="toponetx.SimplicialComplex"):
         SimplicialComplexData.from_toponetx([[0, 1]])

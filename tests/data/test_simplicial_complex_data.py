@@ -279,6 +279,27 @@ def test_without_laplacians_keeps_simplices_boundaries_and_spectra(random_tree):
         SimplicialComplexData.from_simplices(simplices, close=True, laplacians=1)
 
 
+def test_without_laplacians_simplex_batch(annulus):
+    light = SimplicialComplexData.from_simplices(annulus, close=True, laplacians=False)
+    assert torch.equal(light.simplex_batch(2), torch.zeros(light.num_simplices(2),
+                                                           dtype=torch.long))
+    batch = Batch.from_data_list([light, light])
+    n = light.num_simplices(1)
+    assert torch.equal(batch.simplex_batch(1), torch.arange(2).repeat_interleave(n))
+
+
+@pytest.mark.parametrize('kind', [np.int16, np.int32, np.uint32, np.uint64, np.int64])
+def test_numpy_integer_num_nodes(kind):
+    # (e.g. ids.max() + 1 of an int32 array)
+    simplices = [[0, 1, 2], [1, 2, 3]]
+    expected = SimplicialComplexData.from_simplices(simplices, close=True, num_nodes=5)
+    got = SimplicialComplexData.from_simplices(simplices, close=True, num_nodes=kind(5))
+    assert got.num_nodes == 5 and type(got.num_nodes) is int
+    assert all(torch.equal(a, b) for a, b in zip(got.hodge_laplacian(0),
+                                                 expected.hodge_laplacian(0)))
+    assert SimplicialComplexData.from_incidence([], num_nodes=kind(3)).num_nodes == 3
+
+
 def test_validate_accepts_built_complexes_and_their_batches(random_tree, annulus):
     full = SimplicialComplexData.from_simplex_tree(random_tree)
     light = SimplicialComplexData.from_simplices(annulus, close=True, laplacians=False)

@@ -30,6 +30,16 @@ def test_batches(planar):
     assert torch.equal(seeds_seen(loader), torch.arange(planar.num_simplices(1)))
 
 
+def test_batch_size_none_samples_one_seed_at_a_time(planar):
+    # (the DataLoader hands the sampler one position, not a list of them)
+    loader = SimplicialNeighborLoader(planar, [-1], order=1, batch_size=None)
+    batched = SimplicialNeighborLoader(planar, [-1], order=1, batch_size=1)
+    for batch, expected in zip(loader, batched, strict=True):
+        assert batch.batch_size == 1
+        assert torch.equal(batch.n_id, expected.n_id)
+        assert torch.equal(batch.down_index_1, expected.down_index_1)
+
+
 def test_batches_of_a_lifted_graph_keep_its_induced_subgraph():
     torch.manual_seed(0)
     graph = Data(edge_index=erdos_renyi_graph(80, 0.1), num_nodes=80,

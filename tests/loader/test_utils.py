@@ -246,6 +246,30 @@ def test_a_complex_without_laplacians_gives_the_same_subcomplex(planar):
             assert torch.equal(torch.as_tensor(full[key]), torch.as_tensor(sub[key])), key
 
 
+@pytest.mark.parametrize('dtype', [torch.float16, torch.bfloat16])
+def test_half_precision_gives_the_same_subcomplex(delaunay, dtype):
+    # (SciPy, which the adjacency is built with, has neither type) The same complex
+    # and features in single precision give the same sub-complex, to the rounding of
+    # the normalised Hodge weights and spectra.
+    data = delaunay(40, dtype=dtype)
+    wide = SimplicialComplexData.from_simplices(
+        data.simplices_2, close=True, num_nodes=data.num_nodes,
+        **{f'x_{k}': data[f'x_{k}'].float() for k in range(3)})
+    for k in (0, 1, 2):
+        n_id = sample(data, k)
+        sub, expected = (simplicial_subcomplex(d, k, n_id) for d in (data, wide))
+        assert set(sub.keys()) == set(expected.keys())
+        for key in sub.keys():
+            got, want = sub[key], expected[key]
+            if not torch.is_tensor(got) or not got.is_floating_point():
+                assert torch.equal(torch.as_tensor(got), torch.as_tensor(want)), key
+            elif key.startswith(('hodge_weight', 'spectrum')):
+                assert got.dtype == dtype, key
+                torch.testing.assert_close(got, want.to(dtype), msg=key)
+            else:
+                assert torch.equal(got, want.to(dtype)), key
+
+
 def test_the_complex_must_be_on_the_cpu(planar):
     with pytest.raises(ValueError, match='on the CPU'):
         SimplicialAdjacency(planar.to('meta'), 1)

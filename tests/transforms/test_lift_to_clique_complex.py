@@ -4,7 +4,7 @@ import time
 import numpy as np
 import pytest
 import torch
-from torch_geometric.data import Data
+from torch_geometric.data import Batch, Data
 from torch_geometric.loader import DataLoader
 from torch_geometric.utils import to_undirected
 
@@ -235,6 +235,45 @@ def test_rejects_a_complex_lifted_already():
         LiftToCliqueComplex()(data)
     again = LiftToCliqueComplex()(Data(x=data.x_0, edge_index=data.edge_index))
     assert torch.equal(again.simplices_2, data.simplices_2)
+
+
+@pytest.mark.parametrize('name, value', [
+    ('order', torch.tensor([3])), ('dtype', 'float'), ('simplices', torch.ones(2)),
+    ('close', torch.tensor([1])), ('laplacians', False)])
+def test_rejects_an_attribute_named_as_an_argument_of_the_constructor(name, value):
+    # (laplacians=False would build the complex without its Laplacians, silently)
+    graph = Data(edge_index=torch.tensor([[0, 1, 0], [1, 2, 2]]), num_nodes=3)
+    graph[name] = value
+    with pytest.raises(ValueError, match=f"attribute '{name}' has the name of an "
+                       "argument of SimplicialComplexData.from_simplices"):
+        LiftToCliqueComplex()(graph)
+
+
+def test_rejects_a_batch_of_graphs():
+    # its graphs would become one complex (and the models would pool them together)
+    graph = Data(x=torch.ones(3, 1), edge_index=torch.tensor([[0, 0, 1], [1, 2, 2]]))
+    with pytest.raises(TypeError, match="lifts one graph, not a DataBatch: lift each "
+                       "graph.*then batch the complexes"):
+        LiftToCliqueComplex()(Batch.from_data_list([graph, graph]))
+
+
+@pytest.mark.parametrize('kind', [np.int16, np.int32, np.uint32, np.uint64])
+def test_numpy_integer_num_nodes(kind):
+    # (e.g. ids.max() + 1 of an int32 array)
+    graph = Data(edge_index=torch.tensor([[0, 1, 0], [1, 2, 2]]), num_nodes=kind(4))
+    data = LiftToCliqueComplex()(graph)
+    assert data.num_nodes == 4 and data.num_simplices(2) == 1
+
+
+@pytest.mark.parametrize('dtype', [torch.int8, torch.int16, torch.int64])
+def test_integer_flows_become_float_and_flip_without_overflow(dtype):
+    # the edge runs from 1 to 0: its flow is negated, also the most negative integer
+    low = torch.iinfo(dtype).min
+    graph = Data(edge_index=torch.tensor([[1, 1], [0, 2]]), num_nodes=3,
+                 edge_attr=torch.tensor([[low, 3], [5, -7]], dtype=dtype))
+    data = LiftToCliqueComplex(dtype=torch.float64)(graph)
+    assert data.x_1.dtype == torch.float64
+    assert data.x_1.tolist() == [[-float(low), -3.], [5., -7.]]
 
 
 def test_padding_to_a_high_order_is_linear():

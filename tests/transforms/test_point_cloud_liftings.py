@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 import torch
-from torch_geometric.data import Data
+from torch_geometric.data import Batch, Data
 from torch_geometric.loader import DataLoader
 
 from torch_geometric_san.data import SimplicialComplexData
@@ -148,6 +148,8 @@ def test_repr():
     (torch.ones(3, 2), TypeError, "expects a torch_geometric.data.Data"),
     (LiftToRipsComplex(max_edge_length=1.5)(Data(pos=SQUARE)), TypeError,
      "lifted already"),
+    (Batch.from_data_list([Data(pos=SQUARE), Data(pos=SQUARE)]), TypeError,
+     "lifts one graph, not a DataBatch: lift each graph"),
 ])
 @pytest.mark.parametrize('name', LIFTS)
 def test_bad_input(name, data, error, pattern):

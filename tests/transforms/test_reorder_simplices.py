@@ -95,6 +95,20 @@ def test_same_complex_as_built_from_the_reordered_simplices(make):
             assert torch.equal(out.boundary(k)[1], rebuilt.boundary(k)[1])
 
 
+def test_complex_without_laplacians_is_reordered():
+    # (a large complex for the neighbour loader is built without its Laplacians)
+    data = delaunay()
+    light = SimplicialComplexData.from_simplices(
+        [data[f'simplices_{k}'] for k in (1, 2)], num_nodes=data.num_nodes,
+        dtype=torch.float64, laplacians=False, x_1=data.x_1)
+    out, full = ReorderSimplices()(light), ReorderSimplices()(data)
+    assert 'hodge_index_0' not in out
+    for k in (1, 2):
+        assert torch.equal(out[f'simplices_{k}'], full[f'simplices_{k}'])
+        assert all(torch.equal(a, b) for a, b in zip(out.boundary(k), full.boundary(k)))
+    assert torch.equal(out.x_1, full.x_1)
+
+
 def test_features_and_attributes_move_with_their_simplices():
     data = delaunay()
     before = snapshot(data)

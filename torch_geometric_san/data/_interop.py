@@ -54,8 +54,35 @@ def _from_toponetx(cls: type, complex: Any, signal: Optional[str], order: Option
             values = complex.get_simplex_attributes(signal, k)
             if values:
                 features[f'x_{k}'] = _signal_rows(values, skeleton, signal, k)
+    if signal is not None:
+        for k, x in _empty_signals(complex, signal).items():
+            if top < k <= order:  # (orders up to top have simplices)
+                features[f'x_{k}'] = x
     return cls.from_simplices(simplices, num_nodes=len(labels), order=order, dtype=dtype,
                               **features)
+
+
+def _empty_signals_key(signal: str) -> str:
+    # The complex-level attribute (TopoNetX's ``complex.complex``) that holds the
+    # shapes and dtypes of the signals of orders without simplices, which no simplex
+    # can carry.
+    return f'{signal}_of_empty_orders'
+
+
+def _empty_signals(complex: Any, signal: str) -> Dict[int, Tensor]:
+    r"""The empty signals ``x_k`` :obj:`[0, ...]` that :func:`_to_toponetx` recorded
+    for the orders without simplices: ``{k: ([0, ...], NumPy dtype string)}``."""
+    key = _empty_signals_key(signal)
+    recorded = complex.complex.get(key, {})
+    out = {}
+    try:
+        for k, (shape, kind) in dict(recorded).items():
+            out[check_int(k, 'k', minimum=0)] = torch.from_numpy(
+                np.empty([0, *map(int, shape[1:])], dtype=np.dtype(kind)))
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"the complex attribute '{key}' must map orders to (shape, "
+                         f"dtype) as to_toponetx writes it, got {recorded!r}") from error
+    return out
 
 
 def _sorted_labels(complex: Any) -> List[Any]:
@@ -130,15 +157,22 @@ def _to_toponetx(data: Any, signal: Optional[str], oriented: bool) -> Any:
         complex.add_simplices_from(_simplex_rows(data, k).tolist())
     if signal is None:
         return complex
+    empty = {}
     for k in range(data.order + 1):
         x = _signal(data, k)
         if x is None:
+            continue
+        if x.size(0) == 0:  # no k-simplex to carry it: its shape and dtype are kept
+            shape = [0, *x.shape[1:]] if x.dim() > 1 else [0, 1]
+            empty[k] = (shape, x.numpy().dtype.str)
             continue
         if oriented:
             sign = torch.from_numpy(_orientations(data, k)).to(x.dtype)
             x = x * sign.view(-1, *([1] * (x.dim() - 1)))
         keys = map(tuple, _simplex_rows(data, k).tolist())
         complex.set_simplex_attributes(dict(zip(keys, x.numpy())), name=signal)
+    if empty:
+        complex.complex[_empty_signals_key(signal)] = empty
     return complex
 
 

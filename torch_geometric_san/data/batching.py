@@ -16,6 +16,7 @@ import collections.abc
 import copy
 from typing import Any, Iterable, List, Optional, Sequence, Set, Tuple
 
+import torch
 from torch import Tensor
 from torch_geometric.data import Batch
 from torch_geometric.data.data import BaseData
@@ -55,23 +56,28 @@ def pad_order(data: SimplicialComplexData, order: int) -> SimplicialComplexData:
     check_int(order, 'order', minimum=data.order)
     out = copy.copy(data)
     top = data.order
-    index, weight = data.hodge_index_0, data.hodge_weight_0
+    device, dtype = data._device(), data._weight_dtype()
+    # the Laplacians of the padded orders where the complex stores Laplacians; the
+    # boundaries (and spectra) always
+    names = ('boundary', 'down', 'up', 'hodge') if 'hodge_index_0' in data._store \
+        else ('boundary', )
 
     def empty_operator(name: str, k: int) -> None:
-        out[f'{name}_index_{k}'] = index.new_empty((2, 0))
-        out[f'{name}_weight_{k}'] = weight.new_empty((0, ))
+        out[f'{name}_index_{k}'] = torch.empty((2, 0), dtype=torch.long, device=device)
+        out[f'{name}_weight_{k}'] = torch.empty((0, ), dtype=dtype, device=device)
 
-    if order > top and f'up_index_{top}' not in data._store:
+    if order > top and 'up' in names and f'up_index_{top}' not in data._store:
         empty_operator('up', top)  # a complex stored without it (the plain constructor)
     for k in range(top + 1, order + 1):
-        out[f'simplices_{k}'] = index.new_empty((0, k + 1))
-        for name in ('boundary', 'down', 'up', 'hodge'):
+        out[f'simplices_{k}'] = torch.empty((0, k + 1), dtype=torch.long, device=device)
+        for name in names:
             empty_operator(name, k)
-        # as the constructors store it: the Hodge index of an order without upper
-        # Laplacian is the lower Laplacian's index tensor
-        out[f'hodge_index_{k}'] = out[f'down_index_{k}']
+        if 'hodge' in names:
+            # as the constructors store it: the Hodge index of an order without upper
+            # Laplacian is the lower Laplacian's index tensor
+            out[f'hodge_index_{k}'] = out[f'down_index_{k}']
         if 'spectrum_0' in data:  # the largest eigenvalues of empty Laplacians
-            out[f'spectrum_{k}'] = weight.new_zeros((1, 2))
+            out[f'spectrum_{k}'] = torch.zeros((1, 2), dtype=dtype, device=device)
     return out
 
 
@@ -92,7 +98,12 @@ def batch_complexes(data_list: Sequence[SimplicialComplexData],
             :meth:`~torch_geometric.data.Batch.from_data_list`.
 
     Returns:
-        torch_geometric.data.Batch: The batch, of the highest order of the list.
+        torch_geometric.data.Batch: The batch, of the highest order of the list; one
+        above a sub-complex's order where it was sampled at its top order
+        (:func:`~torch_geometric_san.loader.simplicial_subcomplex`,
+        :class:`~torch_geometric_san.loader.SimplicialNeighborLoader` on a complex of
+        higher order), whose upper Laplacian there (the restriction of its complex's)
+        needs the empty order above it in a batch.
 
     Raises:
         TypeError: If :obj:`data_list` is not a list of single complexes.
@@ -117,12 +128,21 @@ def batch_complexes(data_list: Sequence[SimplicialComplexData],
         raise ValueError("data_list is empty: a batch needs at least one complex")
     for i, data in enumerate(data_list):
         _check_complex_arg(data, f'data_list[{i}]', 'pad and batch single complexes')
-    order = max(data.order for data in data_list)
+    order = max(_batch_order(data) for data in data_list)
     padded: List[SimplicialComplexData] = [
         pad_order(data, order) if data.order < order else data for data in data_list]
     _check_same_attributes(padded, set(exclude_keys or ()))
     return Batch.from_data_list(padded, follow_batch=follow_batch,
                                 exclude_keys=exclude_keys)
+
+
+def _batch_order(data: SimplicialComplexData) -> int:
+    # The order of data in a batch: its own, or one above where it keeps a non-empty
+    # upper Laplacian at its top order (a sampled sub-complex), which a batch of its
+    # order would take for the trace of a member whose higher orders PyG's collation
+    # left out (SimplicialComplexData._check_k).
+    up = data._store.get(f'up_index_{data.order}')
+    return data.order + int(up is not None and up.size(-1) > 0)
 
 
 def _check_same_attributes(data_list: List[SimplicialComplexData],

@@ -334,7 +334,7 @@ class SimplicialComplexData(Data):
             num_nodes = boundaries[0].shape[0]
         elif num_nodes is None:
             raise ValueError("num_nodes is needed when no incidence matrix is given")
-        check_num_nodes(num_nodes)
+        num_nodes = check_num_nodes(num_nodes)
         algebra.check_chain_complex(boundaries)
         simplices = algebra.incidence_to_simplices(boundaries)
         simplices[0] = np.arange(num_nodes)[:, None]
@@ -370,8 +370,10 @@ class SimplicialComplexData(Data):
             complex (toponetx.SimplicialComplex): The complex (not modified).
             signal (str, optional): The simplex attribute read as the signals
                 ``x_k``: on every k-simplex of an order or on none (a scalar per
-                simplex gives one channel); :obj:`None` reads none.
-                (default: :obj:`"x"`)
+                simplex gives one channel); :obj:`None` reads none. The empty
+                signals of orders without simplices are read from the complex
+                attribute ``complex.complex[signal + "_of_empty_orders"]``, where
+                :meth:`to_toponetx` records them. (default: :obj:`"x"`)
             order (int, optional): Keep the skeleton up to this order, padding empty
                 orders above the complex's dimension. (default: its dimension)
             dtype (torch.dtype, optional): Floating type of the operator weights.
@@ -395,7 +397,10 @@ class SimplicialComplexData(Data):
 
         What TopoNetX holds is kept: the simplices, and the signals ``x_k`` as the
         simplex attribute :obj:`signal` (one NumPy row per simplex; bfloat16, which
-        NumPy lacks, as float32). TopoNetX orients
+        NumPy lacks, as float32). The signal of an order without simplices (e.g.
+        ``x_2`` of a lifted graph without triangles) has no simplex to carry it: its
+        shape and dtype are recorded as ``{k: ([0, F], dtype)}`` in the complex
+        attribute ``complex.complex[signal + "_of_empty_orders"]``. TopoNetX orients
         every simplex by its ascending vertex ids; a complex built by
         :meth:`from_incidence` may orient some simplices the other way, and with
         :obj:`oriented` their signal rows are negated so that they mean the same in
@@ -462,7 +467,7 @@ class SimplicialComplexData(Data):
                      default=-1) + 1
         if num_nodes is None:
             num_nodes = needed
-        check_num_nodes(num_nodes)
+        num_nodes = check_num_nodes(num_nodes)
         if needed > num_nodes:
             raise ValueError(f"vertex id {needed - 1} is out of range for "
                              f"num_nodes={num_nodes}")
@@ -641,7 +646,7 @@ class SimplicialComplexData(Data):
         r"""The vector ``[N_k]`` mapping each k-simplex to the index of its complex in
         a batch (all zeros outside a batch)."""
         n = self.num_simplices(k)
-        device = self.hodge_index_0.device
+        device = self._device()
         if not isinstance(self, Batch):
             return torch.zeros(n, dtype=torch.long, device=device)
         if k == 0:
@@ -707,19 +712,26 @@ class SimplicialComplexData(Data):
                              f"{self.order}")
         if f'simplices_{k + 1}' not in self._store and isinstance(self, Batch):
             # k is the top order of the batch: its upper Laplacian is empty unless a
-            # member of higher order lost its (k+1)-simplices in PyG's collation.
+            # member of higher order lost its (k+1)-simplices in PyG's collation, or
+            # a member is a sub-complex sampled at its top order (batch_complexes
+            # pads those).
             up = self._store.get(f'up_index_{k}')
             if up is not None and up.size(-1) > 0:
                 entries = self._slice_dict[f'up_index_{k}'].diff()
                 lost = entries.nonzero().view(-1).tolist()
                 raise ValueError(
                     f"this batch is of order {k} (the order of its first complex), but "
-                    f"its complexes {lost} have {k + 1}-simplices, which PyG's "
-                    "collation left out (it keeps the attributes of the first complex "
-                    "of a list): give the complexes one order (the `order` argument of "
-                    "the constructors and liftings, or "
-                    "torch_geometric_san.data.pad_order), or batch them with "
-                    "torch_geometric_san.data.batch_complexes")
+                    f"its complexes {lost} have an upper Laplacian of order {k}: "
+                    f"either they have {k + 1}-simplices, which PyG's collation left "
+                    "out (it keeps the attributes of the first complex of a list), or "
+                    "they are sub-complexes sampled at their top order "
+                    "(simplicial_subcomplex, SimplicialNeighborLoader), which keep the "
+                    "restriction of their complex's. Batch them with "
+                    "torch_geometric_san.data.batch_complexes (also as the collate_fn "
+                    "of a torch DataLoader), or pad each with "
+                    f"torch_geometric_san.data.pad_order(data, {k + 1}) (or give the "
+                    "complexes one order: the `order` argument of the constructors and "
+                    "liftings)")
 
     # Validation --------------------------------------------------------------------
 
@@ -932,6 +944,12 @@ class SimplicialComplexData(Data):
         # The floating type of the operators (the default dtype for a bare complex).
         return next((self[key].dtype for key in ('spectrum_0', 'hodge_weight_0')
                      if key in self._store), torch.get_default_dtype())
+
+    def _device(self) -> torch.device:
+        # The device of the operators, which every complex the constructors build
+        # stores (spectrum_0 also without Laplacians; the CPU for a bare complex).
+        return next((self[key].device for key in ('spectrum_0', 'hodge_weight_0')
+                     if key in self._store), torch.device('cpu'))
 
     # Batching ----------------------------------------------------------------------
 

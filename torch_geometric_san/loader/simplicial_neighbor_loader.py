@@ -160,12 +160,14 @@ class SimplicialNeighborLoader(torch.utils.data.DataLoader):
         r"""The mini-batch of the seeds at positions :obj:`index` of the input.
 
         Args:
-            index (torch.Tensor or List[int]): Positions in the seeds.
+            index (torch.Tensor or List[int] or int): Positions in the seeds (one
+                position where :obj:`batch_size` is :obj:`None`).
 
         Returns:
             SimplicialComplexData: The sampled sub-complex (after :obj:`transform`).
         """
-        seeds = self.input_ids[torch.as_tensor(index, dtype=torch.long)]
+        # (one position, not a list, where the DataLoader has batch_size=None)
+        seeds = self.input_ids[torch.as_tensor(index, dtype=torch.long).view(-1)]
         n_id, num_sampled = self.simplex_sampler.sample(seeds)
         batch = _subcomplex(self.data, self.order, n_id, self.adjacency,
                            self.edge_rows, self.attr_orders)

@@ -363,11 +363,13 @@ def _row_positions(indptr: Tensor, ids: Tensor) -> Tuple[Tensor, Tensor]:
 
 
 def _boundary(data: SimplicialComplexData, j: int) -> sp.csc_array:
-    # B_j [N_{j-1}, N_j] as a SciPy CSC array (views of the stored tensors where the
-    # entries are sorted by simplex, as the constructors store them).
+    # B_j [N_{j-1}, N_j] as a SciPy CSC array of float32 (its entries are +-1, exact
+    # in every floating type; SciPy has no float16 or bfloat16), from views of the
+    # stored tensors where the entries are sorted by simplex, as the constructors
+    # store them.
     index, weight = data.boundary(j)
     shape = (data.num_simplices(j - 1), data.num_simplices(j))
-    return sp.coo_array((weight.numpy(), (index[0].numpy(), index[1].numpy())),
+    return sp.coo_array((weight.float().numpy(), (index[0].numpy(), index[1].numpy())),
                         shape=shape).tocsc()
 
 

@@ -1,18 +1,25 @@
 r"""What the liftings of graphs and point clouds share: their feature options, the
 copying of the other attributes and the construction of the complex."""
+import inspect
 from typing import Any, Dict, List, Sequence
 
 import gudhi
 import numpy as np
 import torch
 from torch import Tensor
-from torch_geometric.data import Data
+from torch_geometric.data import Batch, Data
 from torch_geometric.transforms import BaseTransform
 
 from torch_geometric_san.data import SimplicialComplexData, algebra
 
 #: The ways node features are lifted to the simplices above them.
 REDUCES = ('mean', 'sum')
+
+# The named arguments of the constructor, which a graph's attributes must not shadow.
+_CONSTRUCTOR_ARGUMENTS = frozenset(
+    name for name, parameter in
+    inspect.signature(SimplicialComplexData.from_simplices).parameters.items()
+    if parameter.kind is not inspect.Parameter.VAR_KEYWORD)
 
 
 class _Lifting(BaseTransform):
@@ -40,6 +47,10 @@ class _Lifting(BaseTransform):
         if not isinstance(data, Data):
             raise TypeError(f"{self.__class__.__name__} expects a "
                             f"torch_geometric.data.Data, not {type(data).__name__}")
+        if isinstance(data, Batch):  # its graphs would become one complex
+            raise TypeError(f"{self.__class__.__name__} lifts one graph, not a "
+                            f"{type(data).__name__}: lift each graph (e.g. as the "
+                            f"pre_transform of its dataset), then batch the complexes")
         if isinstance(data, SimplicialComplexData):  # e.g. as pre_transform and transform
             raise TypeError(f"{self.__class__.__name__} got a SimplicialComplexData, "
                             f"which is lifted already; to lift its graph again, pass "
@@ -54,6 +65,11 @@ class _Lifting(BaseTransform):
             key: value for key, value in data.items()
             if key not in ('x', 'num_nodes', *consumed)
         }
+        clash = sorted(_CONSTRUCTOR_ARGUMENTS & attrs.keys())
+        if clash:  # (passed on, they would be taken as the constructor's arguments)
+            raise ValueError(f"the graph's attribute '{clash[0]}' has the name of an "
+                             f"argument of SimplicialComplexData.from_simplices, which "
+                             f"builds the complex: rename it before lifting")
         if data.x is not None:
             attrs['x_0'] = _as_column(data.x)
         out = SimplicialComplexData.from_simplices(

@@ -61,8 +61,8 @@ class LiftToCliqueComplex(_Lifting):
         edge_attr (str, optional): How ``edge_attr`` is lifted: :obj:`"flow"`, an
             oriented signal whose sign follows the edge direction (it must be a signed
             numeric tensor), or :obj:`"feature"`, an unoriented one, copied without
-            sign flips (integer and bool attributes, e.g. one-hot bond types, are
-            converted to :obj:`dtype`). (default: :obj:`"flow"`)
+            sign flips. Integer and bool attributes (e.g. one-hot bond types) are
+            converted to :obj:`dtype` in both. (default: :obj:`"flow"`)
         lift_x (bool, optional): Lift the node features ``x`` to every order
             :math:`k \geq 1`. (default: :obj:`False`)
         reduce (str, optional): How :obj:`lift_x` combines the features of the
@@ -114,7 +114,7 @@ class LiftToCliqueComplex(_Lifting):
         if num_nodes is None:
             raise ValueError("the number of nodes cannot be inferred; set "
                              "data.num_nodes")
-        check_num_nodes(num_nodes)
+        num_nodes = check_num_nodes(num_nodes)
         if data.edge_index is None:
             stored = [key for key in ('adj_t', 'adj') if key in data]
             if stored:
@@ -156,9 +156,11 @@ class LiftToCliqueComplex(_Lifting):
         order = np.lexsort((np.arange(len(key)), ~forward, key))
         first = order[np.r_[True, key[order][1:] != key[order][:-1]]] if len(key) else order
         rows = attr[torch.from_numpy(first).to(attr.device)]
+        if not rows.is_floating_point():  # (an integer flow's sign flip could overflow)
+            rows = rows.to(self.dtype)
         if not flow:
-            return rows if rows.is_floating_point() else rows.to(self.dtype)
-        sign = torch.from_numpy(np.where(forward[first], 1, -1)).to(attr.device, attr.dtype)
+            return rows
+        sign = torch.from_numpy(np.where(forward[first], 1, -1)).to(rows.device, rows.dtype)
         return rows * sign.view(-1, *([1] * (rows.dim() - 1)))
 
     def _options(self) -> List[str]:

@@ -120,7 +120,7 @@ def reorder_simplices(
     moved = simplex_attr_orders(data, attrs, 'ReorderSimplices')
 
     rank = _vertex_rank(data, counts[0])
-    device = data.hodge_index_0.device
+    device = data._device()
     perms = [torch.arange(counts[0], device=device)]
     inverses: List[Optional[Tensor]] = [None]  # vertices keep their ids
     for k in range(1, order + 1):
