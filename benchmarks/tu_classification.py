@@ -51,11 +51,14 @@ Examples::
     python benchmarks/tu_classification.py --dataset MUTAG --device cuda
 """
 import argparse
+import contextlib
 import os
+import pickle
 import sys
 import time
+import unittest.mock
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 import scipy.stats
@@ -167,7 +170,12 @@ def load(args: argparse.Namespace) -> List[Data]:
     if source.is_dir():
         _common.provide_raw_files(raw, sorted(p.name for p in source.iterdir()), source)
     try:
-        dataset = TUDataset(str(root), args.dataset)
+        with weights_only_loads():
+            dataset = TUDataset(str(root), args.dataset)
+    except pickle.UnpicklingError as error:
+        raise ValueError(f"a file under {root / args.dataset / 'processed'} is not one "
+                         f"PyG wrote, or was tampered with ({error}); delete that "
+                         f"directory to process the raw files again") from error
     except Exception as error:  # the download's errors depend on PyG's fetcher
         if raw.is_dir() and any(raw.iterdir()):
             raise
@@ -181,6 +189,21 @@ def load(args: argparse.Namespace) -> List[Data]:
         raise ValueError(f"{args.dataset} has no node features, which the lifted "
                          f"complexes and the baselines take as input")
     return [dataset[i] for i in range(len(dataset))]
+
+
+@contextlib.contextmanager
+def weights_only_loads() -> Iterator[None]:
+    """Every :func:`torch.load` within the block with ``weights_only=True``: PyG's
+    TUDataset unpickles ``processed/pre_transform.pt`` and ``pre_filter.pt`` with
+    ``weights_only=False``, and its processed data so again where the safe load
+    fails, so a file planted in the root would run code."""
+    load = torch.load
+
+    def safe_load(*args: Any, **kwargs: Any) -> Any:
+        return load(*args, **{**kwargs, 'weights_only': True})
+
+    with unittest.mock.patch('torch.load', safe_load):
+        yield
 
 
 def lift_all(graphs: List[Data], args: argparse.Namespace) -> Tuple[List[Data], float]:

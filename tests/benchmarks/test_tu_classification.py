@@ -1,6 +1,7 @@
 """End-to-end test of benchmarks/tu_classification.py on a tiny TU-format dataset:
 the pipeline, the protocol's splits and the structure of its outputs."""
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -223,3 +224,33 @@ def test_a_dataset_that_cannot_be_downloaded_says_what_to_do(tu_classification,
     with pytest.raises(RuntimeError, match=r"could not download the TU dataset 'NOPE' "
                        r"\(OSError: Name or service not known\).*NOPE_A.txt"):
         tu_classification.load(args)
+
+
+class _Touches:
+    """Pickles to a call that creates a file, as a planted file would."""
+    def __init__(self, path):
+        self.path = str(path)
+
+    def __reduce__(self):
+        return (open, (self.path, 'w'))
+
+
+@pytest.mark.parametrize('name', ['pre_transform.pt', 'pre_filter.pt', 'data.pt'])
+def test_a_file_planted_in_the_root_runs_no_code(tu_classification, tiny_tu_dataset,
+                                                 tmp_path, name):
+    # PyG's TUDataset unpickles processed/pre_transform.pt and pre_filter.pt with
+    # weights_only=False, and its data again so where the safe load fails.
+    root = Path(tiny_tu_dataset)
+    args = tu_classification.parse_args(['--dataset', 'TINY', '--root', str(root),
+                                         '--data-root', str(tmp_path / 'nothing')])
+    assert len(tu_classification.load(args)) == 24  # processes the raw files
+    marker = tmp_path / 'ran'
+    processed = root / 'TINY' / 'processed'
+    planted = processed / name if name != 'data.pt' else next(processed.glob('data*.pt'))
+    torch.save(_Touches(marker), planted)
+    with pytest.raises(ValueError, match="is not one PyG wrote, or was tampered with"):
+        tu_classification.load(args)
+    assert not marker.exists()
+    # the planted file is really one that runs code
+    torch.load(planted, weights_only=False)
+    assert marker.exists()

@@ -96,6 +96,66 @@ def test_load_npy_payload_must_match_header(tmp_path):
         io.load_npy(path)
 
 
+class _WithState:
+    """Pickles as ``array`` does, with its state changed by ``change``."""
+    def __init__(self, array, change):
+        self.array, self.change = array, change
+
+    def __reduce__(self):
+        function, args, state = self.array.__reduce__()
+        return function, args, self.change(state)
+
+
+def _object_array(*items):
+    out = np.empty(len(items), dtype=object)
+    out[:] = list(items)
+    return out
+
+
+@pytest.mark.parametrize("change, match", [
+    # NumPy reads as many items or bytes as the shape claims, past the end of the
+    # pickled list (a segmentation fault) or bytes
+    (lambda state: (*state[:1], (100000, ), *state[2:]), "its data is not 100000 items"),
+    (lambda state: (*state[:4], state[4][:1]), "its data is not 3 items"),
+    (lambda state: (*state[:1], (-1, ), *state[2:]), "shape"),
+    (lambda state: (*state[:2], "O8", *state[3:]), "without a dtype"),
+    (lambda state: state[:2], "malformed pickled array state"),
+])
+def test_load_npy_refuses_a_state_that_does_not_match_its_array(tmp_path, change, match):
+    path = str(tmp_path / "state.npy")
+    payload = pickle.dumps(_WithState(_object_array({}, {1: 2}, frozenset()), change),
+                           protocol=2)
+    _write_npy_with_payload(path, payload, shape=(3, ))
+    with pytest.raises(pickle.UnpicklingError, match=match):
+        io.load_npy(path)
+
+
+def test_load_npy_checks_nested_arrays_and_dtypes(tmp_path):
+    path = str(tmp_path / "nested.npy")
+    inner = np.arange(4.0)
+    value = _object_array({'a': 1}, inner)
+    _write_npy_with_payload(path, pickle.dumps(value, protocol=2), shape=(2, ))
+    out = io.load_npy(path)
+    assert type(out) is np.ndarray and out[0] == {'a': 1}
+    np.testing.assert_array_equal(out[1], inner)
+    # a numeric array whose bytes are fewer than its shape needs
+    short = _WithState(inner, lambda state: (*state[:4], state[4][:8]))
+    _write_npy_with_payload(path, pickle.dumps(_object_array(short), protocol=2))
+    with pytest.raises(pickle.UnpicklingError, match="its data is not 32 bytes"):
+        io.load_npy(path)
+    # a dtype whose pickled state is not its own, or whose spec NumPy would parse
+    # as fields
+    for spec, state in (("f8", (3, '<', None, None, None, 16, 1, 0)),
+                        ("f8,i4", None)):
+        dtype_pickle = (b"\x80\x02cnumpy\ndtype\nX" + len(spec).to_bytes(4, "little")
+                        + spec.encode() + b"\x89\x88\x87R")
+        if state is not None:
+            dtype_pickle += pickle.dumps(state, protocol=2)[2:-1] + b"b"
+        _write_npy_with_payload(path, dtype_pickle + b".")
+        with pytest.raises(pickle.UnpicklingError, match="Refusing the pickled"):
+            io.load_npy(path)
+
+
 def test_load_npy_not_npy(tmp_path):
     path = tmp_path / "junk.npy"
     path.write_bytes(b"not a numpy file")

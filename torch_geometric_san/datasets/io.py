@@ -18,6 +18,7 @@ import hashlib
 import os
 import os.path as osp
 import pickle
+import re
 import tempfile
 from typing import Any, BinaryIO, Callable, Dict, Tuple
 
@@ -86,11 +87,75 @@ def _latin1_encode(obj: str, encoding: str = "latin1") -> bytes:
 # touching the deprecated ``numpy.core`` alias.
 _NDARRAY_RECONSTRUCT = np.empty(0).__reduce__()[0]
 
+
+class _PickledDtype:
+    r"""A pickled :class:`numpy.dtype` (``dtype(spec, align, copy)``, then its
+    state): NumPy sets the state of a dtype in place without checking it against
+    the spec, so the dtype is made only from a plain spec whose canonical state
+    the pickle gives, and read by :class:`_CheckedArray`."""
+
+    def __init__(self, spec: Any, align: Any = False, copy: Any = False) -> None:
+        # (a type code and size, e.g. 'O8' or 'f8': NumPy parses other strings, such
+        # as comma-separated fields, with Python's own parser)
+        if (not isinstance(spec, str) or not re.fullmatch(r"[|<>=]?[A-Za-z]\d*", spec)
+                or align not in (False, True)):
+            raise pickle.UnpicklingError(f"Refusing the pickled dtype {spec!r}")
+        try:
+            self.dtype = np.dtype(spec)
+        except TypeError as e:
+            raise pickle.UnpicklingError(f"Refusing the pickled dtype {spec!r}") from e
+        if self.dtype.fields is not None or self.dtype.subdtype is not None:
+            raise pickle.UnpicklingError(
+                f"Refusing the pickled dtype {spec!r}: structured and sub-array "
+                f"dtypes are not admitted")
+
+    def __setstate__(self, state: Any) -> None:
+        if state != self.dtype.__reduce__()[2]:
+            raise pickle.UnpicklingError(
+                f"Refusing the pickled state {state!r} of the dtype {self.dtype}: "
+                f"it is not that dtype's own")
+
+
+class _CheckedArray(np.ndarray):
+    r"""An array whose pickled state is checked before NumPy sets it: NumPy
+    reads as many items as the shape claims from the pickled list (or bytes)
+    without checking its length, past its end in a tampered file."""
+
+    def __setstate__(self, state: Any) -> None:
+        if not isinstance(state, tuple) or len(state) not in (4, 5):
+            raise pickle.UnpicklingError("Refusing a malformed pickled array state")
+        version, (shape, dtype, fortran, data) = state[:-4] or (1, ), state[-4:]
+        if not isinstance(dtype, _PickledDtype):
+            raise pickle.UnpicklingError("Refusing a pickled array without a dtype")
+        dtype = dtype.dtype
+        if (not isinstance(shape, tuple) or not all(
+                isinstance(n, int) and not isinstance(n, bool) and n >= 0
+                for n in shape) or fortran not in (False, True)):
+            raise pickle.UnpicklingError(
+                f"Refusing the pickled array shape {shape!r}")
+        size = int(np.prod(shape, dtype=object))
+        expected = (list, size) if dtype.hasobject else (bytes, size * dtype.itemsize)
+        if not isinstance(data, expected[0]) or len(data) != expected[1]:
+            raise pickle.UnpicklingError(
+                f"Refusing a pickled array of shape {shape} and dtype {dtype}: "
+                f"its data is not {expected[1]} "
+                f"{'items' if dtype.hasobject else 'bytes'}")
+        super().__setstate__((*version, shape, dtype, fortran, data))
+
+
+def _reconstruct(subtype: Any, shape: Any, dtype: Any) -> np.ndarray:
+    # The placeholder array the pickle's state fills in (_CheckedArray.__setstate__).
+    if subtype is not _CheckedArray:
+        raise pickle.UnpicklingError(
+            f"Refusing to reconstruct an array of type {subtype!r}")
+    return _NDARRAY_RECONSTRUCT(_CheckedArray, (0, ), "b")
+
+
 _ALLOWED_GLOBALS: Dict[Tuple[str, str], Callable] = {
-    ("numpy.core.multiarray", "_reconstruct"): _NDARRAY_RECONSTRUCT,
-    ("numpy._core.multiarray", "_reconstruct"): _NDARRAY_RECONSTRUCT,
-    ("numpy", "ndarray"): np.ndarray,
-    ("numpy", "dtype"): np.dtype,
+    ("numpy.core.multiarray", "_reconstruct"): _reconstruct,
+    ("numpy._core.multiarray", "_reconstruct"): _reconstruct,
+    ("numpy", "ndarray"): _CheckedArray,
+    ("numpy", "dtype"): _PickledDtype,
     ("_codecs", "encode"): _latin1_encode,
     ("__builtin__", "frozenset"): frozenset,
     ("builtins", "frozenset"): frozenset,
@@ -110,6 +175,7 @@ class RestrictedUnpickler(pickle.Unpickler):
             keyword arguments as for :class:`pickle.Unpickler`.
     """
     def find_class(self, module: str, name: str) -> Any:
+        # (NumPy's array and dtype come as the checked stand-ins above)
         try:
             return _ALLOWED_GLOBALS[(module, name)]
         except KeyError:
@@ -157,7 +223,7 @@ def load_npy(path: str) -> np.ndarray:
     with open(path, "rb") as f:
         try:
             shape, fortran_order, dtype = _read_npy_header(f)
-        except ValueError as e:
+        except (ValueError, SyntaxError) as e:  # (NumPy parses the header's dict)
             raise ValueError(f"'{path}' is not a valid .npy file: {e}") from e
         if not dtype.hasobject:
             f.seek(0)
@@ -166,7 +232,8 @@ def load_npy(path: str) -> np.ndarray:
             array = RestrictedUnpickler(f).load()
         except pickle.UnpicklingError as e:
             raise pickle.UnpicklingError(f"{path}: {e}") from None
-        except (EOFError, TypeError, AttributeError, IndexError) as e:
+        except (EOFError, TypeError, AttributeError, IndexError, ValueError,
+                OverflowError, MemoryError) as e:  # (sizes the file claims)
             raise ValueError(f"'{path}' holds a malformed pickled array "
                              f"({type(e).__name__}: {e})") from e
     if (not isinstance(array, np.ndarray) or array.shape != tuple(shape)
@@ -174,7 +241,7 @@ def load_npy(path: str) -> np.ndarray:
         raise ValueError(
             f"'{path}': the pickled payload does not match the .npy header "
             f"(expected an array of shape {tuple(shape)} and dtype {dtype})")
-    return array
+    return array.view(np.ndarray)
 
 
 def fetch_raw_file(url: str, raw_dir: str, filename: str, sha256: str,
