@@ -319,6 +319,11 @@ def test_invalid_operators():
         with pytest.raises(TypeError, match="must be floating-point, got torch.int"):
             move()
     assert weighted.to('cpu', torch.float64).weight.dtype == torch.float64
+    # A tensor's device and dtype (Tensor.to(other)) made the index float.
+    moved = weighted.to(torch.zeros(1, dtype=torch.float64))
+    assert moved.index.dtype == torch.long and moved.weight.dtype == torch.float64
+    with pytest.raises(TypeError, match="must be floating-point, got torch.int64"):
+        weighted.to(torch.zeros(1, dtype=torch.long))
 
 
 def test_rectangular_operator_and_its_transpose():
@@ -357,8 +362,9 @@ def test_products_check_their_operands():
         with pytest.raises(ValueError, match=f"'x' must be a 2-D floating-point "
                                              f"tensor .got {got}"):
             op.matmul(bad)
-    with pytest.raises(ValueError, match="'hops' > 1 needs a square operator"):
-        op.matmul(torch.randn(4, 2), hops=2)
+    for hops in (0, 2):  # (A^0 X = X gave X with the columns' count of rows)
+        with pytest.raises(ValueError, match=f"'hops' = {hops} needs a square operator"):
+            op.matmul(torch.randn(4, 2), hops=hops)
     with pytest.raises(ValueError, match="'value' must hold the 5 entries in the "
                                          "dtype of 'x', torch.float32 .got shape .3."):
         op.matmul(torch.randn(4, 2), torch.randn(3))

@@ -362,8 +362,8 @@ class SparseOperator(_Immutable):
         if not isinstance(hops, int) or hops < 0:
             raise ValueError(f"'hops' must be an int >= 0 (got {hops!r})")
         self._check_operand('x', x, 2, self.shape[1])
-        if hops > 1:
-            self._square("'hops' > 1")
+        if hops != 1:  # (A^0 X = X for a square A only)
+            self._square(f"'hops' = {hops}")
         if value is None:
             value = self._fixed('matmul without values')
             if value.dtype != x.dtype:  # the fixed values in the signal's dtype
@@ -487,15 +487,17 @@ class SparseOperator(_Immutable):
     # Devices, pickling -----------------------------------------------------------
 
     def to(self, *args, **kwargs) -> 'SparseOperator':
-        r"""A copy on another device (:meth:`torch.Tensor.to` arguments; a dtype
-        applies to the values only, and must be a floating-point one)."""
-        for arg in (*args, kwargs.get('dtype')):
-            if isinstance(arg, torch.dtype) and not arg.is_floating_point:
-                raise TypeError(f"the values of an operator must be floating-point, "
-                                f"got {arg}")
-        index = self.index.to(*[a for a in args if not isinstance(a, torch.dtype)],
-                              **{k: v for k, v in kwargs.items() if k != 'dtype'})
-        convert = (lambda t: None if t is None else t.to(*args, **kwargs))
+        r"""A copy on another device (:meth:`torch.Tensor.to` arguments, also a
+        tensor whose device and dtype to take; a dtype applies to the values only,
+        and must be a floating-point one)."""
+        # (parsed as torch.nn.Module.to parses them)
+        device, dtype, non_blocking, _ = torch._C._nn._parse_to(*args, **kwargs)
+        if dtype is not None and not dtype.is_floating_point:
+            raise TypeError(f"the values of an operator must be floating-point, "
+                            f"got {dtype}")
+        index = self.index.to(device=device, non_blocking=non_blocking)
+        convert = (lambda t: None if t is None else t.to(
+            device=device, dtype=dtype, non_blocking=non_blocking))
         return SparseOperator(index, convert(self.weight), self.shape,
                               convert(self.eigenvalue))
 

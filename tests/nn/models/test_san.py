@@ -12,6 +12,7 @@ from torch_geometric.loader import DataLoader
 
 from torch_geometric_san.nn import SANConv, SATConv, SCNConv, SCNNConv, SNNConv
 from torch_geometric_san.nn.models import SAN, SAT, SCN, SCNN, SNN
+from torch_geometric_san.sparse import SimplicialOperators
 
 
 def with_signal(data, k=1, channels=3, batch=None, seed=0):
@@ -174,6 +175,14 @@ def test_flatten_readout_checks_sizes(kit):
                 num_simplices=data.num_simplices(1)).double()
     with pytest.raises(ValueError, match="simplices per complex"):
         model(batch)
+    # simplices of two complexes interleaved were flattened as if in blocks
+    n = data.num_simplices(1)
+    ops = SimplicialOperators(2 * n)
+    x = torch.randn(2 * n, 3, dtype=torch.float64)
+    interleaved = torch.arange(2).repeat(n)
+    with pytest.raises(ValueError, match="simplices of each complex in one block"):
+        model(x, ops, batch=interleaved)
+    assert model(x, ops, batch=interleaved.sort().values).shape == (2, 2)
 
 
 @pytest.mark.parametrize('act', ['identity', 'Identity', None])

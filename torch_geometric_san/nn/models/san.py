@@ -279,6 +279,11 @@ class SAN(torch.nn.Module):
         if not bool((sizes == N).all()):
             raise ValueError(f"the flatten readout needs {N} simplices per "
                              f"complex (got {sizes.tolist()})")
+        if batch is not None and bool((batch[1:] < batch[:-1]).any()):
+            # (the rows of each complex are taken as one block, in its order)
+            raise ValueError("the flatten readout needs the simplices of each complex "
+                             "in one block, in the order of the complexes ('batch' "
+                             "sorted, as in PyG's batches)")
         out = x.reshape(*x.shape[:-2], sizes.numel(), N * x.size(-1))
         return out.squeeze(-2) if batch is None and x.dim() == 3 else out
 
