@@ -20,7 +20,8 @@ import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Type, Union
+from typing import (Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Type,
+                    Union)
 
 import numpy as np
 import torch
@@ -303,6 +304,28 @@ def add_run_arguments(parser: argparse.ArgumentParser, name: str, resume: str) -
                         f'from the runs in <output>/{name}.json, e.g. of a stopped run')
 
 
+class Distinct(argparse.Action):
+    """An option of several values (``nargs='+'``) each given at most once: a value
+    that names runs (a seed, a model), given twice, would train them twice and
+    count them twice in the means."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: Optional[str] = None) -> None:
+        repeated = sorted({str(v) for i, v in enumerate(values) if v in values[:i]})
+        if repeated:
+            parser.error(f"{option_string}: {', '.join(repeated)} given more than once "
+                         f"(its runs would be trained and counted again)")
+        setattr(namespace, self.dest, values)
+
+
+#: The options that say which runs to make, and where and how to run them, but not
+#: what a run computes: the invocations of one run log may differ in these (and in
+#: the script's own, passed to open_run_log), and in nothing else.
+RUN_CHOICES = frozenset({
+    'quick', 'output', 'results', 'no_results', 'no_progress', 'resume', 'report_only',
+    'workers', 'threads', 'keep_freed_memory', 'device', 'root', 'data_root'})
+
+
 def finish_args(args: argparse.Namespace, quick: Dict[str, Any],
                 full: Dict[str, Any]) -> argparse.Namespace:
     """Fills the options left unset from :obj:`quick` or :obj:`full` (by
@@ -317,13 +340,33 @@ def finish_args(args: argparse.Namespace, quick: Dict[str, Any],
     return args
 
 
-def open_run_log(args: argparse.Namespace, name: str,
-                 argv: Optional[Sequence[str]]) -> 'RunLog':
+def open_run_log(args: argparse.Namespace, name: str, argv: Optional[Sequence[str]],
+                 choices: Iterable[str] = ()) -> 'RunLog':
     """The run log ``<output>/<name>.json`` of this invocation (continued with
-    ``--resume`` or ``--report-only``; a report adds no session)."""
+    ``--resume`` or ``--report-only``; a report adds no session). The settings of
+    the saved runs (every option but :data:`RUN_CHOICES` and the script's
+    :obj:`choices`, e.g. its seeds and models) must be this invocation's: resumed
+    with others, a log's runs would be skipped as done and reported under the
+    others. A report takes the saved runs' settings instead (its tables describe
+    them)."""
     command = _report.command_line(name, argv)
-    return RunLog(Path(args.output) / f'{name}.json', args.resume or args.report_only,
-                  command, args.device, vars(args), new_session=not args.report_only)
+    log = RunLog(Path(args.output) / f'{name}.json', args.resume or args.report_only,
+                 command, args.device, vars(args), new_session=not args.report_only)
+    free = RUN_CHOICES | set(choices)
+    differ = log.other_settings(vars(args), free)
+    agreed = all(len(saved) == 1 for saved, _ in differ.values())
+    if differ and args.report_only and agreed:
+        for key, (saved, _) in differ.items():
+            setattr(args, key, saved[0])
+        print("reporting the saved runs' settings: " + ', '.join(
+            f'{key}={saved[0]!r}' for key, (saved, _) in differ.items()), file=sys.stderr)
+    elif differ:
+        raise ValueError(
+            f"{log.path} holds runs made with other settings (" + '; '.join(
+                f"{key}: {' and '.join(map(repr, saved))} there, {value!r} here"
+                for key, (saved, value) in differ.items()) + "): give the same "
+            "settings to resume or report them, or another --output")
+    return log
 
 
 def publish(args: argparse.Namespace, log: 'RunLog', section: str, block: str,
@@ -381,6 +424,26 @@ class RunLog:
         if new_session:
             self.sessions.append(self.session)
         self._start = time.perf_counter()
+
+    def other_settings(self, args: Dict[str, Any], free: Iterable[str]
+                       ) -> Dict[str, Tuple[List[Any], Any]]:
+        """The arguments but :obj:`free` in which the saved sessions differ from
+        :obj:`args`: ``{name: (the saved values, this value)}`` (a saved session
+        without an argument, older than it, differs in nothing there)."""
+        here = json.loads(json.dumps(args))  # as saved (tuples as lists)
+        saved = [session['args'] for session in self.sessions
+                 if session is not self.session]
+        out = {}
+        for key, value in here.items():
+            if key in free:
+                continue
+            values = []
+            for other in (session[key] for session in saved if key in session):
+                if other not in values:
+                    values.append(other)
+            if values and values != [value]:
+                out[key] = (values, value)
+        return out
 
     def done(self, **key: Any) -> bool:
         """Whether a run with these field values is recorded."""

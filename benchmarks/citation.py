@@ -559,13 +559,16 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     parser.add_argument('--quick', action='store_true',
                         help='order 0, 10 and 30 %% missing, two masks, at most 100 '
                         'epochs, patience 30')
-    parser.add_argument('--orders', nargs='+', type=int, choices=ORDERS)
-    parser.add_argument('--rates', nargs='+', type=int, choices=RATES,
+    parser.add_argument('--orders', nargs='+', action=_common.Distinct,
+                        type=int, choices=ORDERS)
+    parser.add_argument('--rates', nargs='+', action=_common.Distinct,
+                        type=int, choices=RATES,
                         help='missing rates in %%')
     parser.add_argument('--masks', type=_common.at_least(1),
                         help='masks per cell (default 10)')
     parser.add_argument('--mask-seed', type=_common.at_least(0), default=0)
-    parser.add_argument('--models', nargs='+', choices=list(MODELS), default=list(MODELS))
+    parser.add_argument('--models', nargs='+', action=_common.Distinct,
+                        choices=list(MODELS), default=list(MODELS))
     parser.add_argument('--max-epochs', type=_common.at_least(1))
     parser.add_argument('--lr', type=_common.real_in(0, low_open=True), default=PAPER_LR,
                         help="Adam's initial learning rate (the paper: 0.1)")
@@ -611,7 +614,9 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
     args = parse_args(argv)
     _common.set_threads(args)
     device = torch.device(args.device)
-    log = _common.open_run_log(args, 'citation', argv)
+    log = _common.open_run_log(args, 'citation', argv, (
+        'orders', 'rates', 'masks', 'models', 'ensemble_size', 'dead_relus',
+        'compare_batching', *protocol(args)))  # (the runs record their protocol)
     if args.dead_relus and not args.report_only:
         log.session['dead_relus'] = dead_units(args, device)
         print(log.session['dead_relus'], flush=True)

@@ -264,7 +264,7 @@ def train_run(name: str, act: str, seed: int, data: Dict[str, Split],
     forward = torch.compile(model) if args.compile else model
 
     perm = torch.randperm(train.x.size(0), generator=torch.Generator().manual_seed(seed))
-    num_val = max(1, round(args.val_fraction * train.x.size(0)))
+    num_val = validation_size(train.x.size(0), args.val_fraction)
     val_idx, train_idx = perm[:num_val].to(device), perm[num_val:].to(device)
     tests = {o: data[f'test_{o}'] for o in ORIENTATIONS}
     test_idx = torch.arange(tests['default'].x.size(0), device=device)
@@ -541,10 +541,14 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
                         help='synthetic flow only (300 train / 100 test trajectories), '
                         'SAN, SAT and SCNN with Tanh, one seed, at most 15 epochs, one '
                         'torch thread unless --threads says otherwise')
-    parser.add_argument('--datasets', nargs='+', choices=list(DATASETS))
-    parser.add_argument('--models', nargs='+', choices=list(MODELS))
-    parser.add_argument('--activations', nargs='+', choices=list(ACTIVATIONS))
-    parser.add_argument('--seeds', nargs='+', type=_common.at_least(0))
+    parser.add_argument('--datasets', nargs='+', action=_common.Distinct,
+                        choices=list(DATASETS))
+    parser.add_argument('--models', nargs='+', action=_common.Distinct,
+                        choices=list(MODELS))
+    parser.add_argument('--activations', nargs='+', action=_common.Distinct,
+                        choices=list(ACTIVATIONS))
+    parser.add_argument('--seeds', nargs='+', action=_common.Distinct,
+                        type=_common.at_least(0))
     parser.add_argument('--max-epochs', type=_common.at_least(1))
     parser.add_argument('--patience', type=_common.at_least(1), default=100,
                         help='early stopping patience in epochs (default 100)')
@@ -571,15 +575,32 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
                         help='where the raw ocean drifters file is looked up if missing '
                         'from the root (default: $TGSAN_SHARED_DATA or ../shared/data)')
     _common.add_run_arguments(parser, 'trajectory', 'models/seeds')
-    return _common.finish_args(parser.parse_args(argv), QUICK, dict(
+    args = _common.finish_args(parser.parse_args(argv), QUICK, dict(
         datasets=list(DATASETS), models=list(MODELS), activations=list(ACTIVATIONS),
         seeds=list(range(5)), max_epochs=300, num_train=None, num_test=None))
+    try:
+        if args.num_train is not None:
+            validation_size(args.num_train, args.val_fraction)
+    except ValueError as error:
+        parser.error(f"--num-train, --val-fraction: {error}")
+    return args
+
+
+def validation_size(num_train: int, fraction: float) -> int:
+    """The validation trajectories drawn from :obj:`num_train` training ones (at
+    least one; a run needs at least one left to train on)."""
+    num_val = max(1, round(fraction * num_train))
+    if num_val >= num_train:
+        raise ValueError(f"{num_train} training trajectories with a validation "
+                         f"fraction of {fraction} leave none to train on")
+    return num_val
 
 
 def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
     args = parse_args(argv)
     _common.set_threads(args)
-    log = _common.open_run_log(args, 'trajectory', argv)
+    log = _common.open_run_log(args, 'trajectory', argv,
+                                ('datasets', 'models', 'activations', 'seeds'))
     # Seed by seed, so that a stopped run has every cell for its first seeds.
     tasks = [(name, model, act, seed) for seed in args.seeds for name in args.datasets
              for model in args.models for act in args.activations

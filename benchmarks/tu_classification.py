@@ -377,8 +377,10 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
                         'not update the results page')
     parser.add_argument('--dataset', default='PROTEINS',
                         help='TU dataset name (downloaded when its raw files are missing)')
-    parser.add_argument('--models', nargs='+', choices=MODELS, default=MODELS)
-    parser.add_argument('--seeds', nargs='+', type=_common.at_least(0),
+    parser.add_argument('--models', nargs='+', action=_common.Distinct,
+                        choices=MODELS, default=MODELS)
+    parser.add_argument('--seeds', nargs='+', action=_common.Distinct,
+                        type=_common.at_least(0),
                         help='data seeds (default: TopoBench\'s 0 3 5 7 9 with its '
                         'splits, 0-4 with seeded ones)')
     parser.add_argument('--splits', choices=list(FULL_SEEDS), default='topobench',
@@ -444,7 +446,8 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
 def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
     args = parse_args(argv)
     torch.set_num_threads(args.threads)
-    log = _common.open_run_log(args, 'tu_classification', argv)
+    log = _common.open_run_log(args, 'tu_classification', argv,
+                                ('dataset', 'models', 'seeds', 'splits'))
     if args.report_only and not log.runs:
         raise ValueError(f'--report-only: no runs saved in {log.path}')
     graphs = load(args)

@@ -160,6 +160,33 @@ def test_run_log_resumes(common, tmp_path):
     assert not common.RunLog(str(path), False, 'cmd 3', 'cpu', {}).runs
 
 
+def test_a_run_log_is_resumed_and_reported_with_its_own_settings(common, tmp_path,
+                                                                 capsys):
+    # Resumed with other settings, the saved runs were skipped as done and reported
+    # under the new settings; a report now takes the saved ones.
+    def args(**kwargs):
+        given = dict(output=str(tmp_path), resume=False, report_only=False,
+                     device='cpu', seeds=[0], epochs=2, lr=0.1, new_option=None)
+        return argparse.Namespace(**{**given, **kwargs})
+
+    first = common.open_run_log(args(), 'bench', [], choices=('seeds', ))
+    first.add(dict(seed=0, acc=0.5))
+    more = common.open_run_log(args(resume=True, seeds=[1], root='/elsewhere'),
+                               'bench', [], choices=('seeds', ))
+    assert more.done(seed=0)  # other seeds and another root: the same settings
+    for changed, message in ((dict(epochs=40), "epochs: 2 there, 40 here"),
+                             (dict(epochs=40, lr=0.5), "epochs: .*; lr: 0.1 there, 0.5")):
+        with pytest.raises(ValueError, match=f"bench.json holds runs made with other "
+                           f"settings \\({message}.*another --output"):
+            common.open_run_log(args(resume=True, **changed), 'bench', [], ('seeds', ))
+    report = args(report_only=True, epochs=40)
+    assert common.open_run_log(report, 'bench', [], ('seeds', )).runs
+    assert report.epochs == 2 and "reporting the saved runs' settings: epochs=2" in \
+        capsys.readouterr().err
+    # an option newer than the saved sessions differs in nothing
+    assert common.open_run_log(args(resume=True, newer=3), 'bench', [], ('seeds', ))
+
+
 def test_git_commit_marks_changes_outside_docs(common, monkeypatch, tmp_path):
     # The results page an earlier invocation wrote is no change of the code
     # measured; any other tracked change is.
@@ -214,6 +241,15 @@ def test_cpu_name_tells_apart_models_of_one_name(common, tmp_path):
     ('trajectory_ddp', ['--num-points', '2'], "--num-points: must be at least 3, got 2"),
     ('tu_classification', ['--device', 'gpu'], "--device: expected cpu, cuda or cuda:N"),
     ('citation', ['--device', 'cuda:x'], "--device: expected cpu, cuda or cuda:N"),
+    # a repeated value trained its runs twice and counted them twice in the means
+    ('tu_classification', ['--seeds', '3', '3'], "--seeds: 3 given more than once"),
+    ('tu_classification', ['--models', 'GIN', 'MLP', 'GIN'], "--models: GIN given more"),
+    ('trajectory', ['--seeds', '0', '1', '0'], "--seeds: 0 given more than once"),
+    ('trajectory', ['--activations', 'Id', 'Id'], "--activations: Id given more"),
+    ('citation', ['--rates', '10', '10'], "--rates: 10 given more than once"),
+    # the only training trajectory became the validation one
+    ('trajectory', ['--num-train', '1'], "--num-train, --val-fraction: 1 training "
+     "trajectories with a validation fraction of 0.2 leave none to train on"),
 ])
 def test_command_lines_refuse_meaningless_numbers(script, argv, message, capsys):
     with pytest.raises(SystemExit):
