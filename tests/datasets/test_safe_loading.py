@@ -75,6 +75,29 @@ def test_a_damaged_processed_file_is_named_and_processed_again(tmp_path, damage)
     assert torch.equal(load_processed(path)["items"]["x_1"], first.x_1)
 
 
+@pytest.mark.parametrize("change, reason", [
+    # each loaded without a warning and failed later (a bare StopIteration on len(),
+    # a KeyError on y) or gave a complex of junk
+    (lambda out: dict(out, items={}), r"its items lack \['x_1', 'y'\]"),
+    (lambda out: dict(out, items={"x_1": out["items"]["x_1"]}),
+     r"its items lack \['y'\]"),
+    (lambda out: dict(out, extra={}), r"its extra lack \['edge_orientation'\]"),
+    (lambda out: dict(out, complex={"junk": torch.ones(1)}),
+     r"its complex lack \['spectrum_0'\]"),
+    (lambda out: dict(out, complex=dict(out["complex"], simplices_1=torch.zeros(3, 4))),
+     r"its complex: .*simplices_1"),
+])
+def test_a_processed_file_of_another_content_is_processed_again(tmp_path, change,
+                                                                 reason):
+    first = small(tmp_path)
+    path = first.processed_paths[0]
+    torch.save(change(torch.load(path, weights_only=True)), path)
+    with pytest.warns(UserWarning, match=rf"'{path}' cannot be read \({reason}.*"
+                      r"processing the dataset again"):
+        again = small(tmp_path)
+    assert len(again) == 2 and torch.equal(again.y, first.y)
+
+
 def test_load_processed_leaves_other_errors_alone(tmp_path):
     with pytest.raises(FileNotFoundError):
         load_processed(str(tmp_path / "missing.pt"))

@@ -3,7 +3,7 @@ simplicial complex."""
 import copy
 import os
 import warnings
-from typing import Any, Callable, Dict, Optional, Union
+from typing import Any, Callable, Dict, Optional, Tuple, Union
 
 import torch
 from torch import Tensor
@@ -11,7 +11,8 @@ from torch_geometric.data import InMemoryDataset
 from torch_geometric.data.dataset import files_exist
 
 from torch_geometric_san.data import SimplicialComplexData
-from torch_geometric_san.datasets.io import atomic_torch_save, load_processed
+from torch_geometric_san.datasets.io import (atomic_torch_save, damaged_file,
+                                              load_processed)
 from torch_geometric_san.utils.validation import check_bool
 
 
@@ -37,7 +38,8 @@ class SharedComplexDataset(InMemoryDataset):
     :obj:`weights_only=True` (:func:`~torch_geometric_san.datasets.io.load_processed`),
     and PyG's ``processed/pre_transform.pt`` and ``pre_filter.pt``, which PyG
     unpickles with :obj:`weights_only=False`, are neither read nor written. A
-    damaged processed file (empty, truncated, of another layout) is named in a
+    damaged processed file (empty, truncated, of another layout, without what
+    :meth:`process` writes, or with a complex that is not valid) is named in a
     warning and processed again.
 
     Args:
@@ -62,15 +64,33 @@ class SharedComplexDataset(InMemoryDataset):
         super().__init__(os.fspath(root), transform, log=check_bool(log, "'log'"),
                          force_reload=check_bool(force_reload, "'force_reload'"))
         try:
-            out = load_processed(self.processed_paths[0])
+            out, self._complex = self._load_processed()
         except ValueError as error:
             # A damaged or foreign cache: processed again, once.
             warnings.warn(f"{error}; processing the dataset again", stacklevel=2)
             self._process_files()
-            out = load_processed(self.processed_paths[0])
-        self._complex = SimplicialComplexData.from_dict(out["complex"])
+            out, self._complex = self._load_processed()
         self._items: Dict[str, Tensor] = out["items"]
         self._extra: Dict[str, Any] = out["extra"]
+
+    def _processed_layout(self) -> Dict[str, Tuple[str, ...]]:
+        r"""The keys :meth:`process` writes into each part of the processed file
+        (:obj:`"complex"`, :obj:`"items"`, :obj:`"extra"`), checked on loading."""
+        return {}
+
+    def _load_processed(self) -> Tuple[Dict[str, Any], SimplicialComplexData]:
+        # The processed file, checked: its parts hold what process() writes, and its
+        # complex is a valid one as the constructors build it (spectrum_0).
+        path = self.processed_paths[0]
+        layout = self._processed_layout()
+        out = load_processed(path, **dict(layout, complex=(*layout.get('complex', ()),
+                                                           'spectrum_0')))
+        try:
+            complex = SimplicialComplexData.from_dict(out["complex"])
+            complex.validate()
+        except (ValueError, TypeError, KeyError, AttributeError) as error:
+            raise damaged_file(path, f"its complex: {error}") from None
+        return out, complex
 
     def _process(self) -> None:
         # Replaces PyG's Dataset._process, which unpickles processed/pre_transform.pt

@@ -1,7 +1,7 @@
 """The co-authorship (citation) complex of Ebli et al. (2020)."""
 import math
 import os
-from typing import Callable, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 import torch
@@ -286,6 +286,9 @@ class CitationComplexDataset(SharedComplexDataset):
                 counts[self.order]).float().view(-1, 1))
         self.save_shared(self.processed_paths[0], complex, items={},
                          extra={"author_ids": torch.from_numpy(author_ids)})
+
+    def _processed_layout(self) -> Dict[str, Tuple[str, ...]]:
+        return dict(complex=("y", ), extra=("author_ids", ))
 
     @property
     def author_ids(self) -> Tensor:

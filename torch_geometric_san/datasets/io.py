@@ -11,7 +11,7 @@
   in the same directory, then :func:`os.replace`).
 * :func:`load_processed`: reads a processed file with ``weights_only=True`` (no
   code runs) and checks its layout; a damaged file is a :class:`ValueError` that
-  names it.
+  names it (:func:`damaged_file`).
 """
 import codecs
 import hashlib
@@ -20,7 +20,7 @@ import os.path as osp
 import pickle
 import re
 import tempfile
-from typing import Any, BinaryIO, Callable, Dict, Tuple
+from typing import Any, BinaryIO, Callable, Dict, Sequence, Tuple
 
 import numpy as np
 import torch
@@ -33,6 +33,7 @@ __all__ = [
     "fetch_raw_file",
     "atomic_torch_save",
     "load_processed",
+    "damaged_file",
 ]
 
 
@@ -311,17 +312,21 @@ def atomic_torch_save(obj: Any, path: str) -> None:
         raise
 
 
-def load_processed(path: str) -> Dict[str, Any]:
+def load_processed(path: str, **required: Sequence[str]) -> Dict[str, Any]:
     r"""Loads a processed file written by
     :meth:`~torch_geometric_san.datasets.SharedComplexDataset.save_shared`.
 
     The file is read by :func:`torch.load` with :obj:`weights_only=True`, so
     nothing in it can run code, and its layout is checked: a dict with a
     :obj:`"complex"` dict, an :obj:`"items"` dict of tensors with one leading
-    size and an :obj:`"extra"` dict.
+    size and an :obj:`"extra"` dict, each holding at least the keys
+    :obj:`required` names.
 
     Args:
         path (str): The processed file.
+        **required (Sequence[str]): The keys each of :obj:`"complex"`,
+            :obj:`"items"` and :obj:`"extra"` must hold (e.g.
+            :obj:`items=("x_1", "y")`).
 
     Returns:
         dict: Its content.
@@ -335,14 +340,18 @@ def load_processed(path: str) -> Dict[str, Any]:
         try:
             out = torch.load(f, weights_only=True)
         except Exception as e:  # torch.load fails in many ways on damaged files
-            raise _damaged(path, _first_line(e)) from None
+            raise damaged_file(path, _first_line(e)) from None
     if not isinstance(out, dict) or not isinstance(out.get("complex"), dict) \
             or not isinstance(out.get("extra"), dict) \
             or not isinstance(out.get("items"), dict) \
             or not all(isinstance(v, torch.Tensor) and v.dim() > 0
                        for v in out["items"].values()) \
             or len({v.size(0) for v in out["items"].values()}) > 1:
-        raise _damaged(path, "not the layout of a processed file of this package")
+        raise damaged_file(path, "not the layout of a processed file of this package")
+    for part, keys in required.items():
+        missing = sorted(set(keys) - out[part].keys())
+        if missing:
+            raise damaged_file(path, f"its {part} lack {missing}")
     return out
 
 
@@ -353,7 +362,17 @@ def _first_line(error: Exception) -> str:
         type(error).__name__
 
 
-def _damaged(path: str, reason: str) -> ValueError:
+def damaged_file(path: str, reason: str) -> ValueError:
+    r"""The error of a processed file that cannot be read: it names the file and
+    the reason, and says to process the dataset again.
+
+    Args:
+        path (str): The processed file.
+        reason (str): Why it cannot be read.
+
+    Returns:
+        ValueError: The error (to raise).
+    """
     return ValueError(f"The processed file '{path}' cannot be read ({reason}). "
                      f"It is damaged or was not written by this package; "
                      f"pass force_reload=True to process the dataset again")

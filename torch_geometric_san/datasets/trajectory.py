@@ -1,6 +1,6 @@
 """The trajectory datasets' common part: edge flows of vertex paths, random
 re-orientations and :class:`TrajectoryDataset`."""
-from typing import Optional, Sequence, Tuple
+from typing import Dict, Optional, Sequence, Tuple
 
 import copy
 
@@ -231,6 +231,12 @@ class TrajectoryDataset(SharedComplexDataset):
             extra["edge_orientation"] = torch.from_numpy(signs)
         items["x_1"] = torch.from_numpy(flows * signs).float().unsqueeze(-1)
         self.save_shared(path, complex, items=items, extra=extra)
+
+    def _processed_layout(self) -> Dict[str, Tuple[str, ...]]:
+        orientation = ("edge_orientation", )
+        per_item = self.orientation == "random_per_trajectory"
+        return dict(items=("x_1", "y", *(orientation if per_item else ())),
+                    extra=() if per_item else orientation)
 
     def get(self, idx: int) -> SimplicialComplexData:
         data = super().get(idx)
