@@ -350,6 +350,12 @@ def open_run_log(args: argparse.Namespace, name: str, argv: Optional[Sequence[st
     others. A report takes the saved runs' settings instead (its tables describe
     them)."""
     command = _report.command_line(name, argv)
+    if not args.report_only:  # (before the first run, whose end saves the log)
+        try:
+            Path(args.output).mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise ValueError(f"--output {args.output} is no directory to write the "
+                             f"run log in ({error})") from error
     log = RunLog(Path(args.output) / f'{name}.json', args.resume or args.report_only,
                  command, args.device, vars(args), new_session=not args.report_only)
     free = RUN_CHOICES | set(choices)

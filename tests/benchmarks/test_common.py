@@ -185,6 +185,11 @@ def test_a_run_log_is_resumed_and_reported_with_its_own_settings(common, tmp_pat
         capsys.readouterr().err
     # an option newer than the saved sessions differs in nothing
     assert common.open_run_log(args(resume=True, newer=3), 'bench', [], ('seeds', ))
+    # an output that cannot be a directory is refused before any run (it failed
+    # when the first run's end saved the log)
+    with pytest.raises(ValueError, match="--output .*bench.json/out is no directory"):
+        common.open_run_log(args(output=str(tmp_path / 'bench.json' / 'out')), 'bench',
+                            [])
 
 
 def test_git_commit_marks_changes_outside_docs(common, monkeypatch, tmp_path):

@@ -164,6 +164,26 @@ def test_batch_complexes_of_different_orders(reverse, laplacians, assert_data_eq
         assert_data_equal(got, rebuilt(data, 3))
 
 
+def test_batch_complexes_pads_the_features_of_orders_without_simplices():
+    # (a complex of lower order cannot be given x_2: the constructor refuses it)
+    edge, triangle, _, _ = mixed_orders()
+    triangle.x_1 = torch.randn(3, 4, dtype=torch.float64)
+    triangle.x_2 = torch.randn(1, 5, dtype=torch.float64)
+    edge.x_1 = torch.randn(1, 4, dtype=torch.float64)
+    for complexes in ([edge, triangle], [triangle, edge]):
+        batch = batch_complexes(complexes)
+        assert torch.equal(batch.x_2, triangle.x_2) and batch.x_2.dtype == torch.float64
+        where = complexes.index(triangle)
+        assert torch.equal(batch.simplex_batch(2), torch.tensor([where]))
+    assert 'x_2' not in edge  # the inputs are left as they were
+    # a complex that has k-simplices but no x_k is still refused
+    other = SimplicialComplexData.from_simplices(
+        [[0, 1, 2]], close=True, x_1=torch.randn(3, 4, dtype=torch.float64))
+    other.x_0 = triangle.x_0
+    with pytest.raises(ValueError, match=r"data_list\[1\] has no \['x_2'\]"):
+        batch_complexes([triangle, other])
+
+
 def test_batch_complexes_as_collate_fn_of_a_torch_loader():
     complexes = mixed_orders()
     loader = torch.utils.data.DataLoader(complexes, batch_size=3,

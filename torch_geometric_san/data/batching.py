@@ -21,7 +21,7 @@ from torch import Tensor
 from torch_geometric.data import Batch
 from torch_geometric.data.data import BaseData
 
-from torch_geometric_san.data.simplicial_complex_data import (_COMPUTED,
+from torch_geometric_san.data.simplicial_complex_data import (_COMPUTED, _FEATURE,
                                                               SimplicialComplexData,
                                                               _check_complex_arg)
 from torch_geometric_san.utils.validation import check_int
@@ -85,7 +85,8 @@ def batch_complexes(data_list: Sequence[SimplicialComplexData],
                     follow_batch: Optional[Iterable[str]] = None,
                     exclude_keys: Optional[Iterable[str]] = None) -> Batch:
     r"""Batches complexes of any orders: each is padded to the highest order of the
-    list (:func:`pad_order`), then :meth:`torch_geometric.data.Batch.from_data_list`
+    list (:func:`pad_order`), with empty features ``x_k`` of the others' width where
+    it has no k-simplices, then :meth:`torch_geometric.data.Batch.from_data_list`
     makes their disjoint union. Pass it as :obj:`collate_fn` to a
     :class:`torch.utils.data.DataLoader` (PyG's own loader always uses PyG's collate;
     there, pad the complexes first).
@@ -129,11 +130,34 @@ def batch_complexes(data_list: Sequence[SimplicialComplexData],
     for i, data in enumerate(data_list):
         _check_complex_arg(data, f'data_list[{i}]', 'pad and batch single complexes')
     order = max(_batch_order(data) for data in data_list)
-    padded: List[SimplicialComplexData] = [
-        pad_order(data, order) if data.order < order else data for data in data_list]
+    padded = _pad_features([pad_order(data, order) if data.order < order else data
+                            for data in data_list])
     _check_same_attributes(padded, set(exclude_keys or ()))
     return Batch.from_data_list(padded, follow_batch=follow_batch,
                                 exclude_keys=exclude_keys)
+
+
+def _pad_features(data_list: List[SimplicialComplexData]
+                  ) -> List[SimplicialComplexData]:
+    # The features x_k that a complex lacks where it has no k-simplices (e.g. an
+    # order it was padded to) and others have them: [0, ...] of the first one's
+    # dtype and width, as PyG's collate needs them in every complex. (Copies; a
+    # complex with k-simplices but no x_k is left to _check_same_attributes.)
+    given = {}
+    for data in data_list:
+        for key in data._store.keys():
+            if _FEATURE.fullmatch(key) and key not in given:
+                given[key] = data._store[key]
+    out = []
+    for data in data_list:
+        missing = [key for key in given if key not in data._store and
+                   int(key[2:]) <= data.order and data.num_simplices(int(key[2:])) == 0]
+        if missing:
+            data = copy.copy(data)
+            for key in missing:
+                data[key] = given[key].new_empty((0, *given[key].shape[1:]))
+        out.append(data)
+    return out
 
 
 def _batch_order(data: SimplicialComplexData) -> int:
