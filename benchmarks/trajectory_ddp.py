@@ -35,7 +35,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Dict, Optional, Sequence, Tuple
+from typing import Any, Dict, Optional, Sequence, Tuple
 
 import torch
 import torch.distributed as dist
@@ -219,19 +219,26 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def prepare_data(args: argparse.Namespace, rank: int, world: int) -> Tuple[Any, Any]:
+    """The training and test splits. The first process of each node (``LOCAL_RANK``
+    0, as the root is on each node's own disk) generates or processes them while
+    the others wait at a barrier, which every process reaches once, then read the
+    processed files."""
+    first_on_node = int(os.environ.get('LOCAL_RANK', rank)) == 0
+    if not first_on_node and world > 1:
+        dist.barrier()
+    splits = tuple(open_dataset(args.dataset, split, args) for split in ('train', 'test'))
+    if first_on_node and world > 1:
+        dist.barrier()
+    return splits
+
+
 def train(args: argparse.Namespace, rank: int, world: int,
           device: torch.device) -> Dict[str, list]:
     """Trains and evaluates as the process :obj:`rank` of :obj:`world`; returns
     the loss, test accuracy and time of every epoch."""
     log = print if rank == 0 else (lambda *a, **k: None)
-    # The first process of each node generates/processes the data, the others
-    # wait and then read the processed files.
-    if rank != 0 and world > 1:
-        dist.barrier()
-    train_set, test_set = (open_dataset(args.dataset, split, args)
-                          for split in ('train', 'test'))
-    if rank == 0 and world > 1:
-        dist.barrier()
+    train_set, test_set = prepare_data(args, rank, world)
 
     _common.set_seed(args.seed)  # the same initial parameters on every process
     net = build_model(args.model, args.act, train_set.complex.num_simplices(1),

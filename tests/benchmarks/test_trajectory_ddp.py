@@ -214,3 +214,23 @@ def test_every_model_trains_under_ddp(root, model_name):
             assert all(p.grad is not None for p in model.parameters())
         states.append(model.state_dict())
     assert_states_close(*states)
+
+
+@pytest.mark.parametrize('local_rank, rank, first', [
+    ('0', 0, True), ('1', 1, False),
+    ('0', 2, True),  # the first process of the second node (its own disk)
+    (None, 1, False)])  # without torchrun's LOCAL_RANK: the global rank
+def test_the_first_process_of_each_node_prepares_the_data(monkeypatch, local_rank, rank,
+                                                          first):
+    events = []
+    monkeypatch.setattr(trajectory_ddp.dist, 'barrier', lambda: events.append('barrier'))
+    monkeypatch.setattr(trajectory_ddp, 'open_dataset',
+                        lambda name, split, args: events.append(split) or split)
+    if local_rank is None:
+        monkeypatch.delenv('LOCAL_RANK', raising=False)
+    else:
+        monkeypatch.setenv('LOCAL_RANK', local_rank)
+    splits = trajectory_ddp.prepare_data(trajectory_ddp.parse_args([]), rank, 4)
+    assert splits == ('train', 'test')
+    assert events == (['train', 'test', 'barrier'] if first else
+                      ['barrier', 'train', 'test'])

@@ -169,6 +169,14 @@ def test_values_are_immutable():
                          (ops.up, 'index')):
         with pytest.raises(AttributeError, match=f"immutable .* setting '{name}'"):
             setattr(target, name, None)
-    assert data.operators(1) is ops and ops.up is not None
+    # nor are attributes added or deleted (a deleted index failed in the next layer)
+    for target, name in ((ops, 'extra'), (ops.up, 'extra'), (ops, 'boundary')):
+        with pytest.raises(AttributeError, match=f"immutable .* setting '{name}'"):
+            setattr(target, name, None)
+    for target, name in ((ops, 'up'), (ops.up, 'index'), (ops, 'extra')):
+        with pytest.raises(AttributeError, match=f"immutable .* '{name}' cannot be "
+                           "deleted"):
+            delattr(target, name)
+    assert data.operators(1) is ops and ops.up is not None and ops.up.index is not None
     reoriented = ops.reoriented(torch.ones(2, 6))  # new values still get theirs
     assert reoriented.orientation.shape == (2, 6) and ops.orientation is None

@@ -39,16 +39,23 @@ Shape = Union[int, Tuple[int, int]]
 
 
 class _Immutable:
-    # Attributes are set once, when the object is made: a value may be shared
-    # (data.operators(k) keeps its value; the forms derived from an operator are
-    # kept on it), so a change in place would reach every holder, and leave the
-    # kept forms stale.
+    # Attributes (the class's _FIELDS) are set once, when the object is made: a
+    # value may be shared (data.operators(k) keeps its value; the forms derived from
+    # an operator are kept on it), so a change in place would reach every holder,
+    # and leave the kept forms stale. No attribute is added or deleted either.
+    _FIELDS: frozenset = frozenset()
+
     def __setattr__(self, name: str, value: Any) -> None:
-        if name in self.__dict__:
+        if name in self.__dict__ or name not in self._FIELDS:
             raise AttributeError(f"{type(self).__name__} is immutable (it may be "
                                  f"shared, and its derived forms are kept on it): "
                                  f"build a new one instead of setting '{name}'")
         super().__setattr__(name, value)
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable (it may be shared, "
+                             f"and its derived forms are kept on it): '{name}' cannot "
+                             f"be deleted")
 
     def _replace(self, name: str, value: Any) -> None:
         # For the class's own methods, on a value they have just made.
@@ -94,6 +101,8 @@ class SparseOperator(_Immutable):
             :obj:`[rows]`, used by :meth:`scaled`; computed from the whole
             operator where not given. (default: :obj:`None`)
     """
+    _FIELDS = frozenset({'index', 'weight', 'shape', 'eigenvalue', '_cache'})
+
     def __init__(self, index: Tensor, weight: Optional[Tensor], shape: Shape,
                  eigenvalue: Optional[Tensor] = None):
         self.index = index

@@ -96,6 +96,9 @@ class SimplicialOperators(_Immutable):
         >>> ops.boundary.shape, ops.coboundary.shape
         ((3, 3), (1, 3))
     """
+    _FIELDS = frozenset({'num_simplices', 'up', 'down', 'hodge', 'coboundary',
+                         '_boundary_t', 'orientation'})
+
     def __init__(self, num_simplices: int, up: Optional[SparseOperator] = None,
                  down: Optional[SparseOperator] = None,
                  hodge: Optional[SparseOperator] = None,
