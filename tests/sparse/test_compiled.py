@@ -126,6 +126,40 @@ def test_status_and_availability():
 
 
 @requires_kernels
+@requires_kernels
+@pytest.mark.parametrize('features, groups', [(0, 3), (2, 0), (0, 0)])
+def test_no_features_or_no_groups_match_composites(both, features, groups):
+    # The kernel's sampled product over no features crashed the process; the
+    # composites failed to reshape zero elements.
+    op = pattern()
+    value = torch.randn(op.nnz, groups, dtype=torch.float64, requires_grad=True)
+    x = torch.randn(9, features, groups, dtype=torch.float64, requires_grad=True)
+
+    def run():
+        out = op.matmul_grouped(value, x)
+        score = op.sddmm_grouped(x, x)
+        return (out, score, *gradients(out, (value, x)))
+
+    for kernel, composite in zip(*both(run)):
+        assert kernel.shape == composite.shape and torch.equal(kernel, composite)
+    assert run()[1].shape == (op.nnz, groups) and not run()[1].any()
+
+
+@requires_kernels
+def test_kernels_turned_off_between_forward_and_backward(monkeypatch):
+    # (the backward looked the kernels up again, and found none)
+    op = pattern()
+    x = torch.randn(9, 3, 2, dtype=torch.float64, requires_grad=True)
+    score = torch.randn(op.nnz, 2, dtype=torch.float64, requires_grad=True)
+    monkeypatch.setenv('TGSAN_COMPILED_KERNELS', '1')
+    out = op.matmul_grouped(op.attention(0.2, score), x).sum() + \
+        op.sddmm_grouped(x, x).sum()
+    expected = torch.autograd.grad(out, (x, score), retain_graph=True)
+    monkeypatch.setenv('TGSAN_COMPILED_KERNELS', '0')
+    got = torch.autograd.grad(out, (x, score))
+    assert all(torch.equal(a, b) for a, b in zip(got, expected))
+
+
 def test_empty_operator():
     op = SparseOperator(torch.zeros(2, 0, dtype=torch.long), None, (4, 3))
     out = op.matmul_grouped(torch.zeros(0, 2), torch.randn(3, 1, 2))

@@ -25,6 +25,7 @@ whose backward is made of the same kernels (and, for double backward, of
 differentiable operations).
 """
 import warnings
+from types import ModuleType
 from typing import Optional
 
 import torch
@@ -178,73 +179,82 @@ torch.library.register_autograd("torch_geometric_san::sddmm", _sddmm_backward,
 # rows ptr, col) and their own entries for each of G groups, [nnz, G], as
 # autograd functions (lighter to call than custom operators; these run in eager
 # mode only, torch.compile takes the composites). The three grouped products are
-# each other's backward, so that double backward works.
+# each other's backward, so that double backward works. Each takes the kernels'
+# module, and its backward uses the one its forward used (the kernels may be
+# turned off in between, TGSAN_COMPILED_KERNELS being read at every call).
 
 class _GroupedSpmm(torch.autograd.Function):
     # out[i] = sum_e value[e] * x[col[e]] over the entries e of row i, [rows, F, G]
     @staticmethod
-    def forward(ctx, ptr: Tensor, col: Tensor, value: Tensor, x: Tensor) -> Tensor:
+    def forward(ctx, kernels: ModuleType, ptr: Tensor, col: Tensor, value: Tensor,
+                x: Tensor) -> Tensor:
         ctx.save_for_backward(ptr, col, value, x)
-        return grouped_kernels().grouped_spmm(ptr, col, value, x)
+        ctx.kernels = kernels
+        return kernels.grouped_spmm(ptr, col, value, x)
 
     @staticmethod
     def backward(ctx, grad_out: Tensor):
         ptr, col, value, x = ctx.saved_tensors
         grad_out = grad_out.contiguous()
-        grad_value = _GroupedSddmm.apply(ptr, col, grad_out, x) \
-            if ctx.needs_input_grad[2] else None
-        grad_x = _GroupedSpmmT.apply(ptr, col, value, grad_out, x.size(0)) \
+        grad_value = _GroupedSddmm.apply(ctx.kernels, ptr, col, grad_out, x) \
             if ctx.needs_input_grad[3] else None
-        return None, None, grad_value, grad_x
+        grad_x = _GroupedSpmmT.apply(ctx.kernels, ptr, col, value, grad_out, x.size(0)) \
+            if ctx.needs_input_grad[4] else None
+        return None, None, None, grad_value, grad_x
 
 
 class _GroupedSpmmT(torch.autograd.Function):
     # The transposed product, out[col[e]] += value[e] * y[i], [cols, F, G]
     @staticmethod
-    def forward(ctx, ptr: Tensor, col: Tensor, value: Tensor, y: Tensor,
-                cols: int) -> Tensor:
+    def forward(ctx, kernels: ModuleType, ptr: Tensor, col: Tensor, value: Tensor,
+                y: Tensor, cols: int) -> Tensor:
         ctx.save_for_backward(ptr, col, value, y)
-        return grouped_kernels().grouped_spmm_t(ptr, col, value, y, cols)
+        ctx.kernels = kernels
+        return kernels.grouped_spmm_t(ptr, col, value, y, cols)
 
     @staticmethod
     def backward(ctx, grad_out: Tensor):
         ptr, col, value, y = ctx.saved_tensors
         grad_out = grad_out.contiguous()
-        grad_value = _GroupedSddmm.apply(ptr, col, y, grad_out) \
-            if ctx.needs_input_grad[2] else None
-        grad_y = _GroupedSpmm.apply(ptr, col, value, grad_out) \
+        grad_value = _GroupedSddmm.apply(ctx.kernels, ptr, col, y, grad_out) \
             if ctx.needs_input_grad[3] else None
-        return None, None, grad_value, grad_y, None
+        grad_y = _GroupedSpmm.apply(ctx.kernels, ptr, col, value, grad_out) \
+            if ctx.needs_input_grad[4] else None
+        return None, None, None, grad_value, grad_y, None
 
 
 class _GroupedSddmm(torch.autograd.Function):
     # out[e] = sum_f a[i, f] * b[col[e], f] for the entries e of row i, [nnz, G]
     @staticmethod
-    def forward(ctx, ptr: Tensor, col: Tensor, a: Tensor, b: Tensor) -> Tensor:
+    def forward(ctx, kernels: ModuleType, ptr: Tensor, col: Tensor, a: Tensor,
+                b: Tensor) -> Tensor:
         ctx.save_for_backward(ptr, col, a, b)
-        return grouped_kernels().grouped_sddmm(ptr, col, a, b)
+        ctx.kernels = kernels
+        if a.size(1) == 0:  # no features: the kernel's sums would start past them
+            return a.new_zeros(col.numel(), a.size(2))
+        return kernels.grouped_sddmm(ptr, col, a, b)
 
     @staticmethod
     def backward(ctx, grad_out: Tensor):
         ptr, col, a, b = ctx.saved_tensors
         grad_out = grad_out.contiguous()
-        grad_a = _GroupedSpmm.apply(ptr, col, grad_out, b) \
-            if ctx.needs_input_grad[2] else None
-        grad_b = _GroupedSpmmT.apply(ptr, col, grad_out, a, b.size(0)) \
+        grad_a = _GroupedSpmm.apply(ctx.kernels, ptr, col, grad_out, b) \
             if ctx.needs_input_grad[3] else None
-        return None, None, grad_a, grad_b
+        grad_b = _GroupedSpmmT.apply(ctx.kernels, ptr, col, grad_out, a, b.size(0)) \
+            if ctx.needs_input_grad[4] else None
+        return None, None, None, grad_a, grad_b
 
 
 class _Attention(torch.autograd.Function):
     # softmax over each row of LeakyReLU(nan_to_num(score)), [nnz, G], with the
     # scores given [nnz, G] or target[i] + source[col[e]] ([N, G] each).
     @staticmethod
-    def forward(ctx, ptr: Tensor, col: Tensor, score: Optional[Tensor],
-                target: Optional[Tensor], source: Optional[Tensor],
-                slope: float) -> Tensor:
-        alpha = grouped_kernels().attention(ptr, col, score, target, source, slope)
+    def forward(ctx, kernels: ModuleType, ptr: Tensor, col: Tensor,
+                score: Optional[Tensor], target: Optional[Tensor],
+                source: Optional[Tensor], slope: float) -> Tensor:
+        alpha = kernels.attention(ptr, col, score, target, source, slope)
         ctx.save_for_backward(ptr, col, score, target, source, alpha)
-        ctx.slope = slope
+        ctx.slope, ctx.kernels = slope, kernels
         return alpha
 
     @staticmethod
@@ -261,11 +271,11 @@ class _Attention(torch.autograd.Function):
                                      source, ctx.slope),
                 inputs, grad_alpha, create_graph=True))
         else:
-            grads = iter(grouped_kernels().attention_backward(
+            grads = iter(ctx.kernels.attention_backward(
                 ptr, col, score, target, source, ctx.slope, alpha,
                 grad_alpha.contiguous()))
-        return (None, None, *(None if t is None else next(grads)
-                              for t in (score, target, source)), None)
+        return (None, None, None, *(None if t is None else next(grads)
+                                    for t in (score, target, source)), None)
 
 
 def _attention_composite(row: Tensor, col: Tensor, num_rows: int, score: OptTensor,
@@ -282,20 +292,22 @@ def _attention_composite(row: Tensor, col: Tensor, num_rows: int, score: OptTens
 
 def _grouped_matmul(ptr: Tensor, col: Tensor, value: Tensor, x: Tensor) -> Tensor:
     # The compiled grouped product (SparseOperator.matmul_grouped).
-    return _GroupedSpmm.apply(ptr, col, value.contiguous(), x.contiguous())
+    return _GroupedSpmm.apply(grouped_kernels(), ptr, col, value.contiguous(),
+                              x.contiguous())
 
 
 def _grouped_sddmm(ptr: Tensor, col: Tensor, a: Tensor, b: Tensor) -> Tensor:
     # The compiled grouped sampled product (SparseOperator.sddmm_grouped).
-    return _GroupedSddmm.apply(ptr, col, a.contiguous(), b.contiguous())
+    return _GroupedSddmm.apply(grouped_kernels(), ptr, col, a.contiguous(),
+                               b.contiguous())
 
 
 def _attention(ptr: Tensor, col: Tensor, score: Optional[Tensor], target: Optional[Tensor],
               source: Optional[Tensor], slope: float) -> Tensor:
     # The compiled attention coefficients (SparseOperator.attention).
     contiguous = (lambda t: None if t is None else t.contiguous())
-    return _Attention.apply(ptr, col, contiguous(score), contiguous(target),
-                            contiguous(source), float(slope))
+    return _Attention.apply(grouped_kernels(), ptr, col, contiguous(score),
+                            contiguous(target), contiguous(source), float(slope))
 
 
 class _SegmentSoftmax(torch.autograd.Function):

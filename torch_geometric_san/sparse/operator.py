@@ -423,7 +423,7 @@ class SparseOperator(_Immutable):
         # One feature: [nnz, G] products, without broadcasting (nor, in the
         # backward, summing) over a feature dimension of size 1.
         msg = (msg * value if features == 1 else
-               msg.view(-1, features, groups) * value.unsqueeze(1))
+               msg.view(msg.size(0), features, groups) * value.unsqueeze(1))
         out = msg.new_zeros(self.shape[0], *msg.shape[1:]).index_add_(0, dst, msg)
         return out.view(self.shape[0], features, groups)
 
