@@ -171,6 +171,28 @@ def test_plot_complex_bad_input(data):
     with pytest.raises(ValueError, match="refers to 1-simplex 9"):
         plot_complex(data, attention=(torch.tensor([[0], [9]]),
                                       torch.ones(1)))
+    # a negative id drew a segment from the last edge; float ids were truncated, NaN
+    # failed inside NumPy
+    with pytest.raises(ValueError, match="refers to 1-simplex -1"):
+        plot_complex(data, attention=(torch.tensor([[-1], [0]]), torch.ones(1)))
+    for index in (torch.tensor([[1.7], [0.2]]), torch.tensor([[float('nan')], [0.]])):
+        with pytest.raises(TypeError, match="attention index must hold integers, got "
+                           "float32"):
+            plot_complex(data, attention=(index, torch.ones(1)))
+
+
+def test_plot_complex_draws_bfloat16_values(data):
+    # (NumPy has no bfloat16: the conversion failed inside torch)
+    index = torch.tensor([[0, 1, 2, 2], [2, 2, 0, 2]])
+    weight = torch.tensor([0.5, 0.25, 1.0, 0.5])
+    expected = plot_complex(data, edge_signal=torch.arange(6.), attention=(index, weight))
+    got = plot_complex(data, edge_signal=torch.arange(6.).bfloat16(), pos=POS.bfloat16(),
+                       attention=(index, weight.bfloat16()))
+    for a, b in zip(_collections(expected.axes[0], LineCollection),
+                    _collections(got.axes[0], LineCollection)):
+        np.testing.assert_allclose(np.asarray(a.get_segments()),
+                                   np.asarray(b.get_segments()), atol=1e-2)
+        np.testing.assert_allclose(a.get_colors(), b.get_colors())
 
 
 def test_plot_complex_without_matplotlib(data, monkeypatch):

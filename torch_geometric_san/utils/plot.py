@@ -2,6 +2,7 @@
 from typing import Any, Optional, Tuple, Union
 
 import numpy as np
+import torch
 from torch import Tensor
 
 from torch_geometric_san.utils.validation import check_int
@@ -22,7 +23,9 @@ def _import_pyplot():
 
 def _numpy(value: ArrayLike, name: str) -> np.ndarray:
     if isinstance(value, Tensor):
-        value = value.detach().cpu().numpy()
+        value = value.detach().cpu()
+        # (NumPy has no bfloat16)
+        value = (value.float() if value.dtype == torch.bfloat16 else value).numpy()
     if not isinstance(value, np.ndarray):
         raise TypeError(f"'{name}' must be a tensor or a NumPy array, got "
                         f"{type(value).__name__}")
@@ -188,7 +191,11 @@ def plot_complex(
 
     if attention is not None:
         index, weight = attention
-        index = _numpy(index, "attention index").astype(np.int64)
+        index = _numpy(index, "attention index")
+        if index.dtype.kind not in "iu":  # (floats were truncated, NaN wrapped around)
+            raise TypeError(f"the attention index must hold integers, got "
+                            f"{index.dtype}")
+        index = index.astype(np.int64)
         given = _finite(_numpy(weight, "attention weight"), "attention weight")
         weight = given.mean(axis=1) if given.ndim == 2 else given
         if index.ndim != 2 or index.shape[0] != 2 or weight.shape != (
@@ -201,9 +208,10 @@ def plot_complex(
                              f"{batched}")
         simplices = (np.arange(len(pos))[:, None] if attention_order == 0 else
                      _simplices(data, attention_order))
-        if index.size and index.max() >= len(simplices):
+        if index.size and (index.max() >= len(simplices) or index.min() < 0):
+            wrong = index.max() if index.max() >= len(simplices) else index.min()
             raise ValueError(f"'attention' refers to {attention_order}-"
-                             f"simplex {index.max()}, but the complex has "
+                             f"simplex {wrong}, but the complex has "
                              f"{len(simplices)}")
         centre = pos[simplices].mean(axis=1)
         off_diagonal = index[0] != index[1]

@@ -93,9 +93,15 @@ def check_real(value: Any, name: str) -> float:
     """
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, not {type(value).__name__}")
-    if not math.isfinite(value):
-        raise ValueError(f"{name} must be finite, got {value}")
-    return float(value)
+    try:
+        out = float(value)
+    except OverflowError:  # (an int or Fraction beyond the floats)
+        out = math.inf
+    if not math.isfinite(out):
+        shown = str(value)
+        raise ValueError(f"{name} must be finite, got "
+                         f"{shown if len(shown) <= 40 else shown[:37] + '...'}")
+    return out
 
 
 def check_dropout(value: Any, name: str) -> float:

@@ -534,6 +534,9 @@ def test_special_cases_refuse_what_they_fix(cls, kwargs, match):
     (dict(bias='no'), TypeError, "bias"),
     (dict(concat=1), TypeError, "concat"),
     (dict(dropout=1.0), ValueError, "dropout"),
+    # (integers beyond the floats raised an OverflowError)
+    (dict(eps=10 ** 400), ValueError, "eps must be finite, got 1000"),
+    (dict(dropout=10 ** 400), ValueError, "dropout' must be finite, got 1000"),
     (dict(attention='both'), ValueError, "attention"),
     (dict(attention='shared', J_up=2, J_down=1), ValueError, "J_up == J_down"),
     (dict(shared_weights=True, J_up=1, J_down=2), ValueError, "J_up == J_down"),
