@@ -87,7 +87,7 @@ def measure(model: torch.nn.Module, step: Step, steps: int) -> Dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-    parser.add_argument('--points', type=_common.at_least(1), default=100_000)
+    parser.add_argument('--points', type=_common.at_least(3), default=100_000)
     parser.add_argument('--steps', type=_common.at_least(1), default=10)
     _common.add_results_arguments(parser)
     args = parser.parse_args()

@@ -66,7 +66,9 @@ def random_geometric_graph(num_edges: int, seed: int = 0) -> Tuple[int, np.ndarr
     with ``2 * num_edges / DEGREE`` nodes and about :obj:`num_edges` edges: the radius
     solves :math:`\binom{n}{2} (\pi r^2 - \frac{8}{3} r^3 + \frac{1}{2} r^4) = E`,
     the expected edge count with the border effect."""
-    n = max(2 * num_edges // DEGREE, 4)
+    # (enough nodes that the expected edge count reaches num_edges for a radius
+    # below 1: it is at most about 0.975 of the pairs)
+    n = max(2 * num_edges // DEGREE, math.ceil(math.sqrt(2 * num_edges / 0.95)) + 2)
     pairs = n * (n - 1) / 2
     radius = scipy.optimize.brentq(
         lambda r: pairs * (math.pi * r**2 - 8 / 3 * r**3 + r**4 / 2) - num_edges,
@@ -287,7 +289,7 @@ def main() -> None:
                                          timeout=budget)
             if 'time' in row['toponetx']:
                 last = (num_edges, row['toponetx']['time'])
-            else:
+            elif row['toponetx']['note'].startswith('stopped'):  # (not a failure)
                 given_up = 'a smaller size did not finish'
         rows.append(row)
         print(json.dumps(row), flush=True)

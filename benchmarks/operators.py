@@ -99,7 +99,7 @@ def step_times(data: SimplicialComplexData, k: int, steps: int) -> Dict[str, flo
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--steps', type=_common.at_least(1), default=3)
-    parser.add_argument('--points', type=_common.at_least(1), default=100_000,
+    parser.add_argument('--points', type=_common.at_least(3), default=100_000,
                         help='points of the Delaunay complex (1e5: ~3e5 edges)')
     parser.add_argument('--root', default=str(_common.REPO / 'data'))
     _common.add_results_arguments(parser)

@@ -34,7 +34,8 @@ import argparse
 import os
 import sys
 import time
-from typing import Callable, List
+import unittest.mock
+from typing import Callable, Dict, List
 
 import numpy as np
 import scipy.spatial
@@ -55,26 +56,26 @@ def delaunay(num_points: int) -> SimplicialComplexData:
 def kernels(flag: bool, run: Callable[[], torch.Tensor]) -> Callable[[], torch.Tensor]:
     """run() with the compiled kernels on (flag) or off."""
     def wrapped() -> torch.Tensor:
-        os.environ['TGSAN_COMPILED_KERNELS'] = '1' if flag else '0'
-        try:
-            return run()
-        finally:
-            del os.environ['TGSAN_COMPILED_KERNELS']
+        with unittest.mock.patch.dict(os.environ,
+                                      {'TGSAN_COMPILED_KERNELS': '1' if flag else '0'}):
+            return run()  # (the variable restored as it was, also where unset)
     return wrapped
 
 
 def saved_bytes(run: Callable[[], torch.Tensor]) -> int:
-    """The bytes of the tensors autograd keeps for the backward of run()."""
-    total = 0
+    """The bytes of the storages autograd keeps for the backward of run(), each
+    counted once (products save the operator's index and values again and
+    again)."""
+    storages: Dict[int, int] = {}
 
     def pack(tensor: torch.Tensor) -> torch.Tensor:
-        nonlocal total
-        total += tensor.numel() * tensor.element_size()
+        storage = tensor.untyped_storage()
+        storages[storage.data_ptr()] = storage.nbytes()
         return tensor
 
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
         run().sum().backward()
-    return total
+    return sum(storages.values())
 
 
 def measure(num_points: int, repeats: int) -> List[List[str]]:
@@ -164,7 +165,7 @@ def measure(num_points: int, repeats: int) -> List[List[str]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-    parser.add_argument('--points', type=_common.at_least(1),
+    parser.add_argument('--points', type=_common.at_least(3),
                         nargs='+', default=[400, 20_000],
                         help='points of the Delaunay complexes (400: ~1e3 edges, the '
                         'size of the trajectory data; 2e4: ~6e4 edges)')

@@ -98,6 +98,7 @@ def sampler_speed(data: SimplicialComplexData, batch_sizes: Sequence[int],
     order = torch.randperm(data.num_simplices(1),
                            generator=torch.Generator().manual_seed(0))
     for batch_size in batch_sizes:
+        _check_batch_size(batch_size, order.numel())
         loader = SimplicialNeighborLoader(data, num_neighbors, order=1,
                                           batch_size=batch_size)
         times: Dict[str, List[float]] = {name: [] for name in (
@@ -120,6 +121,14 @@ def sampler_speed(data: SimplicialComplexData, batch_sizes: Sequence[int],
                            for name, t in times.items()}))
         print(out[-1], flush=True)
     return out
+
+
+def _check_batch_size(batch_size: int, seeds: int) -> None:
+    # A batch of more seeds than there are would repeat seeds: the speeds would
+    # count simplices sampled twice (or a slice past the end, none at all).
+    if batch_size > seeds:
+        raise ValueError(f"a batch size of {batch_size} is more than the {seeds} seeds "
+                         f"of the complex: take a smaller one or a larger complex")
 
 
 def _status_kb(field: str) -> int:
@@ -174,6 +183,7 @@ def loader_run(path: str, batch_size: int, steps: int, num_neighbors: List[int],
     data = torch.load(path)
     loaded = _status_kb('VmRSS')
     test, train = _split(data.num_simplices(1))
+    _check_batch_size(batch_size, train.numel())
     start = time.perf_counter()
     loader = SimplicialNeighborLoader(data, num_neighbors, order=1, input_simplices=train,
                                       batch_size=batch_size, shuffle=True)
@@ -186,7 +196,7 @@ def loader_run(path: str, batch_size: int, steps: int, num_neighbors: List[int],
     # negative.
     _reset_peak()
     start_rss = _status_kb('VmRSS')
-    sizes, done = [], 0
+    sizes, done, seeds_done = [], 0, 0
     wall, cpu = time.perf_counter(), time.process_time()
     for batch in _cycle(loader, steps):
         batch = batch.to(device)
@@ -195,11 +205,12 @@ def loader_run(path: str, batch_size: int, steps: int, num_neighbors: List[int],
         optimizer.step()
         sizes.append(batch.num_simplices(1))
         done += 1
+        seeds_done += batch.batch_size  # (the last batch of an epoch has fewer)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     train_peak = _status_kb('VmHWM')
     sample_cpu = []
-    for r in range(5):
-        seeds = train[r * batch_size:(r + 1) * batch_size]
+    for r in range(5):  # (whole batches of distinct seeds, wrapping around)
+        seeds = train[torch.arange(r * batch_size, (r + 1) * batch_size) % train.numel()]
         start = time.process_time()
         loader.simplex_sampler.sample(seeds)
         sample_cpu.append(time.process_time() - start)
@@ -208,8 +219,8 @@ def loader_run(path: str, batch_size: int, steps: int, num_neighbors: List[int],
                 simplices=float(np.mean(sizes)), data_mb=(loaded - base) * mb,
                 ready_mb=ready * mb, build_peak_mb=build_peak * mb,
                 train_peak_mb=train_peak * mb, growth_mb=(train_peak - start_rss) * mb,
-                build_seconds=build, train_wall=batch_size * done / wall,
-                train_cpu=batch_size * done / cpu,
+                build_seconds=build, train_wall=seeds_done / wall,
+                train_cpu=seeds_done / cpu,
                 sample_cpu=batch_size / float(np.median(sample_cpu)),
                 mse=held_out_error(model, data, test, device))
 
@@ -361,10 +372,10 @@ def citation_exactness(root: Path) -> Dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-    parser.add_argument('--points', type=_common.at_least(1), default=None,
+    parser.add_argument('--points', type=_common.at_least(3), default=None,
                         help='points of the complex of the speed and full-batch parts '
                              '(335000: ~1e6 edges)')
-    parser.add_argument('--large-points', type=_common.at_least(1), default=None,
+    parser.add_argument('--large-points', type=_common.at_least(3), default=None,
                         help='points of the large complex (3350000: ~1e7 edges)')
     parser.add_argument('--fanout', type=_common.int_list(-1), default='10,10',
                         help='neighbours per hop, comma-separated (-1: all)')

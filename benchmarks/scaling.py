@@ -506,6 +506,10 @@ def main() -> None:
     parser.add_argument('--worker', nargs=2, metavar=('METHOD', 'INPUTS'),
                         help=argparse.SUPPRESS)
     args = parser.parse_args()
+    for option, path in (('--plot', args.plot), ('--results', args.results)):
+        # (checked before the measurements, which they come after)
+        if path and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
+            parser.error(f"{option} {path}: its directory does not exist")
 
     repeats = args.repeats or (3 if args.quick else 5)
     if args.worker:

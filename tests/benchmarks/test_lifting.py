@@ -40,3 +40,14 @@ def test_lifting_benchmark_against_a_baseline_checkout(tmp_path):
     assert header.rstrip(' |').endswith('ours / baseline (time / CPU)')
     row = next(line for line in text.splitlines() if line.startswith('| 3e2 |'))
     assert len(row.strip('|').split('|')) == len(header.strip('|').split('|'))
+
+
+def test_small_graphs_reach_their_edge_count():
+    # (below about 55 edges the graph had too few nodes for any radius, and the
+    # failure also made TopoNetX count as not finishing at every larger size)
+    sys.path.insert(0, str(REPO / 'benchmarks'))
+    import lifting
+    for target in (3, 6, 20, 55, 60, 300):
+        num_nodes, edges = lifting.random_geometric_graph(target)
+        assert edges.shape[1] == 2 and len(edges) > 0
+        assert num_nodes * (num_nodes - 1) / 2 >= target

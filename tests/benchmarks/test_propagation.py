@@ -1,5 +1,6 @@
 """The propagation-path benchmark runs end to end on a small complex (no timing
 assertions)."""
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -27,3 +28,17 @@ def test_propagation_benchmark_writes_its_table(tmp_path):
     # kernel, up to GATHER_MAX_WIDTH = 1 by the composite.
     gathered = 4 if compiled.available_for(torch.zeros(1)) else 1
     assert uses == ['gather'] * gathered + ['block'] * (6 - gathered)
+
+
+def test_saved_bytes_counts_each_storage_once_and_the_variable_is_restored(monkeypatch):
+    sys.path.insert(0, str(REPO / 'benchmarks'))
+    import propagation
+    x = torch.randn(1000, requires_grad=True)
+    # x * x saves x twice, x.exp() its result: two storages of 4000 bytes
+    assert propagation.saved_bytes(lambda: x * x + x.exp()) == 8000
+    monkeypatch.setenv('TGSAN_COMPILED_KERNELS', '1')
+    seen = propagation.kernels(False, lambda: compiled.enabled())()
+    assert seen is False and compiled.enabled()  # (it was deleted after the call)
+    monkeypatch.delenv('TGSAN_COMPILED_KERNELS')
+    propagation.kernels(True, lambda: None)()
+    assert 'TGSAN_COMPILED_KERNELS' not in os.environ

@@ -5,6 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import torch
 
 REPO = Path(__file__).resolve().parents[2]
@@ -85,3 +86,16 @@ def test_full_batch_stops_when_its_error_stops_improving(sampling):
                                      full_eval_every=1, tolerance=1.0, patience=2)
     assert task['full_converged'] and task['full_steps'] == 3
     assert 1 <= task['full_best_step'] <= 3
+
+
+def test_batches_larger_than_the_seeds_are_refused(sampling, tmp_path):
+    # Repeated seeds made the sampler's speed count simplices sampled twice, and
+    # slices past the end (no seeds at all) made it count seeds it never sampled.
+    data = sampling.flow_complex(300, noise=0.5)
+    with pytest.raises(ValueError, match=f"a batch size of 100000 is more than the "
+                       f"{data.num_simplices(1)} seeds"):
+        sampling.sampler_speed(data, [100000], [5, 5], repeats=1)
+    path = str(tmp_path / 'complex.pt')
+    sampling.build_large(400, 0.5, path)
+    with pytest.raises(ValueError, match="a batch size of 100000 is more than the"):
+        sampling.loader_run(path, 100000, 1, [5, 5])

@@ -114,3 +114,14 @@ def test_cuda_runs_every_method_of_a_size_in_one_process(scaling, tmp_path, monk
     scaling.measure(scaling.delaunay_complex(3000), ['san', 'gat', 'dense'],
                     str(tmp_path), args, 1, order='random', reorder_s=None)
     assert calls == ['san', 'gat', 'san,gat']
+
+
+def test_a_missing_plot_or_results_directory_is_refused_before_measuring(tmp_path):
+    # (the plot was saved after all the measurements, and its error lost them)
+    for option in ('--plot', '--results'):
+        command = [sys.executable, str(REPO / 'benchmarks' / 'scaling.py'), '--sizes',
+                   '100', option, str(tmp_path / 'missing' / 'out')]
+        run = subprocess.run(command, capture_output=True, text=True, timeout=120)
+        assert run.returncode == 2
+        assert f"{option} {tmp_path / 'missing' / 'out'}: its directory does not " \
+            "exist" in run.stderr
