@@ -245,6 +245,8 @@ def train(args: argparse.Namespace, rank: int, world: int,
                       train_set.num_classes, args.dropout, args.readout).to(device)
     model = net if world == 1 else DistributedDataParallel(
         net, device_ids=[device.index] if device.type == 'cuda' else None)
+    if rank > 0:  # each process its own dropout masks (rank 0 keeps the seed's stream)
+        torch.manual_seed(args.seed + rank * 1_000_003)
     opt_cls = torch.optim.Adam if args.optimizer == 'adam' else torch.optim.SGD
     optimizer = opt_cls(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
 
