@@ -474,6 +474,12 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
     log.save()
     runs = [r for r in log.runs if r.get('dataset') == args.dataset
             and r.get('splits') == args.splits]
+    if not runs:  # (e.g. a report of --splits seeded on a log of topobench runs)
+        saved = sorted({(r.get('dataset'), r.get('splits')) for r in log.runs},
+                       key=str)
+        raise ValueError(f"{log.path} holds no runs of {args.dataset} on the "
+                         f"{args.splits} splits (it holds {saved}): give the "
+                         f"--dataset and --splits of its runs")
     # The lifting time of the latest invocation that lifted (a report lifts nothing).
     lift_time = [s['data_time']['lifting'] for s in log.sessions
                  if 'lifting' in s['data_time']][-1]
