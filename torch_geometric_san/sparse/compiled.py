@@ -147,9 +147,11 @@ def grouped_kernels() -> Optional[ModuleType]:
     except Exception as error:  # no compiler, no write access, ...
         _failed = True
         warnings.warn(f"torch_geometric_san: the compiled CPU kernels could not be "
-                      f"built ({type(error).__name__}: {error}); the grouped products "
-                      f"run as PyTorch composites (set TGSAN_COMPILED_KERNELS=0 to "
-                      f"skip the attempt)", RuntimeWarning, stacklevel=2)
+                      f"built or loaded ({type(error).__name__}: {error}); the grouped "
+                      f"products run as PyTorch composites (delete {directory} to "
+                      f"build them anew, e.g. after a damaged build; set "
+                      f"TGSAN_COMPILED_KERNELS=0 to skip the attempt)", RuntimeWarning,
+                      stacklevel=2)
     return _module
 
 
