@@ -45,6 +45,16 @@ def test_linearity_is_judged_on_the_locality_order(scaling):
     assert '| 1,000,000 | locality |  | 0.50 | 1,500.0 | — | 2,000.0 |' in table
 
 
+def test_the_n_by_n_methods_are_judged_on_the_order_they_ran_on(scaling):
+    # (with --orders locality random they ran on the locality order, and their
+    # verdict lines vanished: they were looked for on the random order)
+    local = row(10_000, 'locality', 10.0, 20.0)
+    local['results']['dense'] = dict(ms=10_000.0, peak_mb=100.0)
+    text = scaling.targets([row(10_000, 'random', 12.0, 20.0), local])
+    assert '- 10,000 edges (locality order), dense' in text
+    assert '1,000x slower than SANConv: met (>= 500x)' in text
+
+
 def test_scaling_benchmark_runs_both_orders(tmp_path):
     results = tmp_path / 'results.md'
     results.write_text('# Results\n\n## Other\n\nkept\n')
