@@ -74,6 +74,11 @@ def _write_object_array(path, items):
     ("orders", "simplices file has 2 orders but the cochains file has 1"),
     ("indices", "indices of the 1-simplices must be 0..1"),
     ("keys", "simplices and cochains of order 1 are not given on the same"),
+    # (bools and floats passed as ids and indices: True sorts and compares as 1)
+    ("bool-ids", r"keys of order 1 must be frozensets of 2 author ids \(ints\)"),
+    ("float-ids", r"keys of order 1 must be frozensets of 2 author ids \(ints\)"),
+    ("bool-indices", "indices of the 1-simplices must be 0..1"),
+    ("counts", "citation counts of the 1-simplices must be finite numbers"),
 ])
 def test_read_citation_raw_rejects_inconsistent_files(tmp_path, case, match):
     nodes = {frozenset({1}): 0, frozenset({2}): 1, frozenset({3}): 2}
@@ -81,11 +86,20 @@ def test_read_citation_raw_rejects_inconsistent_files(tmp_path, case, match):
     counts = [dict.fromkeys(nodes, 1), dict.fromkeys(edges, 1)]
     simplices = {"lists": [[1], [2]], "orders": [nodes, edges],
                  "indices": [nodes, {frozenset({1, 2}): 0, frozenset({2, 3}): 2}],
-                 "keys": [nodes, edges]}[case]
+                 "keys": [nodes, edges],
+                 "bool-ids": [nodes, {frozenset({True, 2}): 0, frozenset({2, 3}): 1}],
+                 "float-ids": [nodes, {frozenset({1.0, 2}): 0, frozenset({2, 3}): 1}],
+                 "bool-indices": [nodes, {frozenset({1, 2}): False,
+                                          frozenset({2, 3}): True}],
+                 "counts": [nodes, edges]}[case]
     if case == "orders":
         counts = counts[:1]
     if case == "keys":
         counts[1] = {frozenset({1, 3}): 1, frozenset({2, 3}): 1}
+    if case in ("bool-ids", "float-ids", "bool-indices"):
+        counts[1] = dict.fromkeys(simplices[1], 1)
+    if case == "counts":
+        counts[1] = {frozenset({1, 2}): float("nan"), frozenset({2, 3}): True}
     paths = [str(tmp_path / "s.npy"), str(tmp_path / "c.npy")]
     _write_object_array(paths[0], simplices)
     _write_object_array(paths[1], counts)

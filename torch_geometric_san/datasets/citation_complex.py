@@ -43,16 +43,21 @@ def read_citation_raw(simplices_path: str,
         raise ValueError(f"The simplices file has {len(simplices)} orders "
                          f"but the cochains file has {len(cochains)}")
     for k, (simp, coch) in enumerate(zip(simplices, cochains)):
+        # (Python ints, not bools, which sort and compare as 0 and 1)
         if not all(isinstance(s, frozenset) and len(s) == k + 1
-                   for s in simp):
+                   and all(type(a) is int for a in s) for s in simp):
             raise ValueError(f"The keys of order {k} must be frozensets of "
-                             f"{k + 1} author ids")
-        if sorted(simp.values()) != list(range(len(simp))):
+                             f"{k + 1} author ids (ints)")
+        if not all(type(i) is int for i in simp.values()) or \
+                sorted(simp.values()) != list(range(len(simp))):
             raise ValueError(f"The indices of the {k}-simplices must be "
                              f"0..{len(simp) - 1}")
         if simp.keys() != coch.keys():
             raise ValueError(f"The simplices and cochains of order {k} are "
                              f"not given on the same simplices")
+        if not all(type(c) in (int, float) and math.isfinite(c) for c in coch.values()):
+            raise ValueError(f"The citation counts of the {k}-simplices must be "
+                             f"finite numbers")
     return list(simplices), list(cochains)
 
 
