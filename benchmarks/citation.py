@@ -513,19 +513,25 @@ def results_tables(runs: List[Dict[str, Any]]) -> Tuple[str, str]:
 
 def comparison(runs: List[Dict[str, Any]]) -> str:
     """In how many (order, rate) cells SAN's mean honest metric is above the
-    same-size SCNN's (the first variant of each), and the cells where not."""
-    means: Dict[Tuple[str, int, int], List[float]] = defaultdict(list)
+    same-size SCNN's (the first variant of each), over the masks both ran, and
+    the cells where not."""
+    by_mask: Dict[Tuple[str, int, int], Dict[int, float]] = defaultdict(dict)
     for run in runs:
-        means[run['model'], run['order'], run['rate']].append(run['acc_hidden'])
-    cells = sorted({(o, r) for (m, o, r) in means if ('SAN', o, r) in means
-                    and ('SCNN', o, r) in means})
+        by_mask[run['model'], run['order'], run['rate']].setdefault(
+            run['mask'], run['acc_hidden'])
+    shared = {(o, r): by_mask['SAN', o, r].keys() & by_mask['SCNN', o, r].keys()
+              for (m, o, r) in list(by_mask) if ('SAN', o, r) in by_mask
+              and ('SCNN', o, r) in by_mask}
+    cells = sorted(cell for cell, masks in shared.items() if masks)
     if not cells:
         return ''
-    mean = {key: 100 * statistics.fmean(values) for key, values in means.items()}
+    mean = {(m, o, r): 100 * statistics.fmean(by_mask[m, o, r][k] for k in shared[o, r])
+            for o, r in cells for m in ('SAN', 'SCNN')}
     below = [f'order {o} at {r} % ({mean["SAN", o, r]:.1f} against '
              f'{mean["SCNN", o, r]:.1f} %)' for o, r in cells
              if not mean['SAN', o, r] > mean['SCNN', o, r]]
-    return (f'SAN above the same-size SCNN on the honest metric (means over the masks) in '
+    return (f'SAN above the same-size SCNN on the honest metric (means over the masks '
+            f'both ran) in '
             f'{len(cells) - len(below)} of {len(cells)} cells'
             + (f'; not above in {", ".join(below)}' if below else '') + '.\n')
 

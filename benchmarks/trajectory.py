@@ -303,6 +303,9 @@ def train_run(name: str, act: str, seed: int, data: Dict[str, Split],
             break
     train_time = time.perf_counter() - start - test_time
     bar.close()
+    if stopper.best_epoch < 0:  # (NaN losses never improve on the initial inf)
+        raise RuntimeError(f'{desc}: the validation loss was never finite (the run '
+                           f'diverged), so the honest protocol has no epoch to report')
 
     record: Dict[str, Any] = dict(
         model=name, activation=act, seed=seed, epochs=epoch + 1,
@@ -399,7 +402,10 @@ def results_table(runs: List[Dict[str, Any]], datasets: Sequence[str]) -> str:
 def target_checks(runs: List[Dict[str, Any]]) -> str:
     """The accuracy targets, checked on the measured means: a markdown list,
     each line saying met or NOT met with the numbers."""
-    honest, paper = cell_means(runs, 'test_acc'), cell_means(runs, 'paper_acc')
+    # judged on the means as the table prints them (one decimal), so that a verdict
+    # never contradicts the numbers beside it
+    honest, paper = ({key: round(value, 1) for key, value in cell_means(runs, p).items()}
+                     for p in ('test_acc', 'paper_acc'))
     datasets = [d for d in DATASETS if any(r['dataset'] == d for r in runs)]
     acts = [a for a in ACTIVATIONS if any(r['activation'] == a for r in runs)]
     lines = []

@@ -30,12 +30,18 @@ def test_warmup(citation):
 
 
 def test_comparison_counts_cells(citation):
-    runs = [dict(model=m, order=o, rate=r, acc_hidden=a) for m, o, r, a in [
+    runs = [dict(model=m, order=o, rate=r, mask=0, acc_hidden=a) for m, o, r, a in [
         ('SAN', 0, 10, 0.5), ('SCNN', 0, 10, 0.4), ('SAN', 0, 20, 0.1),
         ('SCNN', 0, 20, 0.3), ('SAN', 1, 10, 0.2)]]
     assert citation.comparison(runs) == (
-        'SAN above the same-size SCNN on the honest metric (means over the masks) in 1 of '
-        '2 cells; not above in order 0 at 20 % (10.0 against 30.0 %).\n')
+        'SAN above the same-size SCNN on the honest metric (means over the masks both '
+        'ran) in 1 of 2 cells; not above in order 0 at 20 % (10.0 against 30.0 %).\n')
+    # (a stopped run: SAN's masks 0-2 against SCNN's mask 0 compared unpaired means)
+    runs = [dict(model='SAN', order=0, rate=10, mask=k, acc_hidden=a)
+            for k, a in enumerate((0.6, 0.9, 0.9))] + [
+        dict(model='SCNN', order=0, rate=10, mask=0, acc_hidden=0.7)]
+    assert 'in 0 of 1 cells; not above in order 0 at 10 % (60.0 against 70.0 %)' in \
+        citation.comparison(runs)
 
 
 def test_citation_pipeline(citation, tmp_path, shared_data):

@@ -104,6 +104,21 @@ def test_targets_of_issue_17(trajectory):
     assert 'within 2 points of the default one: **NOT met** (largest gap 3.0' in text
 
 
+def test_targets_are_judged_on_the_printed_means(trajectory):
+    # Means at the rounding boundary: 99.4667 printed as 99.5 was judged NOT met;
+    # SAN over 3 seeds and SAT over 5 both printed 99.7, judged "SAN 99.7 < SAT 99.7".
+    def run(model, seed, acc):
+        return dict(dataset='synthetic', model=model, activation='Tanh', seed=seed,
+                    test_acc_default=acc, test_acc_random=acc, paper_acc_default=acc,
+                    paper_acc_random=acc, test_wrong_default=[1] if acc < 1 else [])
+    runs = [run('SAN', s, a) for s, a in enumerate((1.0, 0.99, 0.994))]
+    assert 'one activation: met (best: Tanh, 99.5 %)' in trajectory.target_checks(runs)
+    runs = [run('SAN', s, a) for s, a in enumerate((1.0, 0.995, 0.995))] + [
+        run('SAT', s, a) for s, a in enumerate((1.0, 1.0, 0.995, 0.995, 0.995))]
+    assert 'SAN is not below SAT or SCNN in any column: met' in \
+        trajectory.target_checks(runs)
+
+
 def test_workers_and_report_only(trajectory, tmp_path):
     # Two worker processes train the runs; the records match the in-process
     # ones field by field except the timings (same seeds, same data).
@@ -158,3 +173,19 @@ def test_compiled_training_matches_eager(trajectory, tmp_path):
     assert compiled['val_loss'] == pytest.approx(eager['val_loss'], rel=1e-4)
     for key in ('test_acc_default', 'test_acc_random', 'paper_acc_default'):
         assert compiled[key] == eager[key]
+
+
+def test_a_run_whose_validation_loss_is_never_finite_is_refused(trajectory, tmp_path,
+                                                                monkeypatch):
+    # (the honest protocol read the last epoch's test accuracy as the best one's)
+    evaluate = trajectory.evaluate
+
+    def nan_validation(model, split, index, batch_size):
+        loss, acc, wrong = evaluate(model, split, index, batch_size)
+        return (float('nan') if split.x.size(0) > 10 else loss), acc, wrong
+
+    monkeypatch.setattr(trajectory, 'evaluate', nan_validation)
+    with pytest.raises(RuntimeError, match="the validation loss was never finite"):
+        trajectory.main(['--datasets', 'synthetic', '--models', 'SCNN', *TINY,
+                         '--root', str(tmp_path / 'data'),
+                         '--output', str(tmp_path / 'out'), '--no-results'])
