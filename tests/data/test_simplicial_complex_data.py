@@ -57,7 +57,11 @@ def test_from_simplex_tree_is_lexicographic_and_leaves_tree_alone(random_tree):
         random_tree.num_simplices_by_dimension().tolist()
 
 
-@pytest.mark.parametrize('kind', ['numpy', 'scipy', 'torch', 'torch_coo', 'torch_csr'])
+@pytest.mark.parametrize('kind', ['numpy', 'scipy', 'torch', 'torch_coo', 'torch_csr',
+                                  # (SciPy has no float16 nor other byte orders, NumPy
+                                  # no bfloat16: they failed inside them)
+                                  'numpy_float16', 'numpy_big_endian', 'torch_bfloat16',
+                                  'torch_coo_float16'])
 def test_from_incidence_matches_from_simplex_tree(random_tree, dense, kind,
                                                   assert_data_equal):
     data = SimplicialComplexData.from_simplex_tree(random_tree)
@@ -70,6 +74,10 @@ def test_from_incidence_matches_from_simplex_tree(random_tree, dense, kind,
         'torch': torch.from_numpy,
         'torch_coo': lambda B: torch.from_numpy(B).to_sparse_coo(),
         'torch_csr': lambda B: torch.from_numpy(B).to_sparse_csr(),
+        'numpy_float16': lambda B: B.astype(np.float16),
+        'numpy_big_endian': lambda B: B.astype('>f8'),
+        'torch_bfloat16': lambda B: torch.from_numpy(B).bfloat16(),
+        'torch_coo_float16': lambda B: torch.from_numpy(B).half().to_sparse_coo(),
     }[kind]
     given = [convert(B) for B in matrices]
     kept = [B.clone() if isinstance(B, torch.Tensor) else copy.deepcopy(B)
@@ -279,6 +287,18 @@ def test_without_laplacians_keeps_simplices_boundaries_and_spectra(random_tree):
         SimplicialComplexData.from_simplices(simplices, close=True, laplacians=1)
 
 
+def test_numpy_features_of_any_layout(annulus):
+    # (negative strides and other byte orders failed inside torch.from_numpy)
+    expected = np.arange(40.0).reshape(20, 2)
+    for x in (expected[::-1].copy()[::-1], expected.astype('>f8'),
+              np.asfortranarray(expected)):
+        data = SimplicialComplexData.from_simplices(annulus, close=True, x_1=x)
+        assert torch.equal(data.x_1, torch.from_numpy(expected))
+    with pytest.raises(TypeError, match="x_1 is of a dtype torch has not"):
+        SimplicialComplexData.from_simplices(annulus, close=True,
+                                             x_1=expected.astype(np.longdouble))
+
+
 def test_without_laplacians_simplex_batch(annulus):
     light = SimplicialComplexData.from_simplices(annulus, close=True, laplacians=False)
     assert torch.equal(light.simplex_batch(2), torch.zeros(light.num_simplices(2),
@@ -320,8 +340,16 @@ def test_validate_accepts_built_complexes_and_their_batches(random_tree, annulus
     ('face', "row 0 of 'boundary_index_2' holds ids outside \\[0, 20\\)"),
     ('weight', "'hodge_weight_1' needs one value per entry"),
     ('index_shape', "'down_index_1' needs shape \\[2, nnz\\]"),
-    ('boundary_entries', "'boundary_index_1' needs 2 entries per 1-simplex, 40 "
-                         "\\(found 42\\)"),
+    ('boundary_entries', "'boundary_index_1' needs 2 entries per 1-simplex "
+                         "\\(found 2 to 4\\)"),
+    # a face moved from one simplex to another kept the total (it passed)
+    ('boundary_moved', "'boundary_index_2' needs 3 entries per 2-simplex "
+                       "\\(found 2 to 4\\)"),
+    # (the checks read them as tensors, and failed with an AttributeError)
+    ('not_a_tensor', "'simplices_1' must be a tensor \\(found ndarray\\)"),
+    ('weight_list', "'up_weight_1' must be a tensor \\(found list\\)"),
+    # the accessor answered with an empty operator
+    ('no_index', "'hodge_weight_1' is given without its index 'hodge_index_1'"),
     ('graph', "'edge_index' contains larger indices"),
     ('graph_x', "'x' is set, but a complex holds its features per order"),
 ])
@@ -349,6 +377,16 @@ def test_validate_finds_attributes_changed_after_building(annulus, case, match):
         data.hodge_weight_1 = data.hodge_weight_1[1:]
     elif case == 'index_shape':
         data.down_index_1 = data.down_index_1[:1]
+    elif case == 'boundary_moved':
+        data.boundary_index_2[1, 2] = 1
+    elif case == 'not_a_tensor':
+        data.simplices_1 = data.simplices_1.numpy()
+    elif case == 'weight_list':
+        data.up_weight_1 = data.up_weight_1.tolist()
+    elif case == 'no_index':
+        del data.hodge_index_1
+        with pytest.raises(ValueError, match="has no 'hodge_index_1' \\(deleted"):
+            data.hodge_laplacian(1)
     elif case == 'boundary_entries':  # e.g. padded as if it were an edge attribute
         data.boundary_index_1 = torch.cat([data.boundary_index_1,
                                            torch.zeros(2, 2, dtype=torch.long)], 1)

@@ -29,6 +29,7 @@ _INCREMENTED = re.compile(r'(simplices|boundary_index|down_index|up_index|'
                           r'hodge_index)_(\d+)')
 _FEATURE = re.compile(r'x_(\d+)')
 _OPERATOR_INDEX = re.compile(r'(boundary|down|up|hodge)_index_(\d+)')
+_OPERATOR_WEIGHT = re.compile(r'(boundary|down|up|hodge)_weight_(\d+)')
 _PER_ORDER = re.compile(r'.+_(\d+)')
 
 
@@ -699,6 +700,13 @@ class SimplicialComplexData(Data):
                              f"laplacians=False), so it has no {name} operator of "
                              f"order {k}; sample it with SimplicialNeighborLoader or "
                              f"build it with laplacians=True")
+        # Absent and empty: the boundary and lower Laplacian of the vertices, and the
+        # upper Laplacian of the top order where it is not stored (older complexes,
+        # sampled sub-complexes). Any other operator was deleted or never stored.
+        if not ((k == 0 and name in ('boundary', 'down')) or
+                (name == 'up' and k == self.order)):
+            raise ValueError(f"the complex has no '{name}_index_{k}' (deleted, or "
+                             f"never stored?): build the complex again")
         return (torch.empty((2, 0), dtype=torch.long, device=weight.device),
                 weight.new_empty((0, )))
 
@@ -768,6 +776,11 @@ class SimplicialComplexData(Data):
             problem("'x' is set, but a complex holds its features per order: the "
                     "models, exports and feature counts read x_0 for the vertices "
                     "(x_k for the k-simplices) and ignore 'x'; store it as x_0")
+        for key in list(self.keys()):  # (the checks below read them as tensors)
+            if _COMPUTED.fullmatch(key) and not isinstance(self[key], Tensor):
+                problem(f"'{key}' must be a tensor (found {type(self[key]).__name__})")
+        if not status:
+            return status
         order, num_nodes = self.order, self.num_nodes or 0
         sizes = [num_nodes]
         for k in range(1, order + 1):
@@ -798,19 +811,27 @@ class SimplicialComplexData(Data):
                 if index.dim() != 2 or index.size(0) != 2:
                     problem(f"'{key}' needs shape [2, nnz] (found {list(index.shape)})")
                     continue
-                if kind == 'boundary' and index.size(1) != (k + 1) * sizes[k]:
-                    problem(f"'{key}' needs {k + 1} entries per {k}-simplex, "
-                            f"{(k + 1) * sizes[k]} (found {index.size(1)})")
+                in_range = True
                 for row, bound in enumerate(bounds):
                     if index.size(1) and (int(index[row].min()) < 0 or
                                           int(index[row].max()) >= bound):
+                        in_range = False
                         problem(f"row {row} of '{key}' holds ids outside [0, {bound}) "
                                 f"(found {int(index[row].min())} to "
                                 f"{int(index[row].max())})")
+                if kind == 'boundary' and in_range and not bool(
+                        (torch.bincount(index[1], minlength=sizes[k]) == k + 1).all()):
+                    counts = torch.bincount(index[1], minlength=sizes[k])
+                    problem(f"'{key}' needs {k + 1} entries per {k}-simplex (found "
+                            f"{int(counts.min())} to {int(counts.max())})")
                 if weight is None or weight.shape != (index.size(1), ):
                     found = 'none' if weight is None else list(weight.shape)
                     problem(f"'{kind}_weight_{k}' needs one value per entry of "
                             f"'{key}', [{index.size(1)}] (found {found})")
+            elif _OPERATOR_WEIGHT.fullmatch(key) and \
+                    key.replace('_weight_', '_index_') not in self._store:
+                problem(f"'{key}' is given without its index "
+                        f"'{key.replace('_weight_', '_index_')}'")
         return status
 
     # Sub-complexes -----------------------------------------------------------------
@@ -1098,6 +1119,8 @@ def _as_incidence(matrix: IncidenceInput, k: int) -> sp.csc_array:
     # A canonical float32 CSC copy of B_k, checked entry by entry.
     name = f"B_{k}"
     if isinstance(matrix, Tensor):
+        if matrix.is_floating_point():  # (NumPy has no bfloat16, SciPy no float16)
+            matrix = matrix.double()
         if matrix.layout != torch.strided:
             matrix = matrix.detach().cpu().to_sparse_coo().coalesce()
             if matrix.dim() != 2:
@@ -1112,7 +1135,9 @@ def _as_incidence(matrix: IncidenceInput, k: int) -> sp.csc_array:
             raise ValueError(f"{name} must be 2-D, got shape {list(matrix.shape)}")
         if matrix.dtype.kind not in 'biuf':
             raise TypeError(f"{name} must be numeric, got dtype {matrix.dtype}")
-        matrix = sp.coo_array(matrix)
+        # (SciPy has no float16, nor non-native byte orders; the entries are checked
+        # to be 0 and +-1 below, exact in float64)
+        matrix = sp.coo_array(matrix.astype(np.float64))
     elif not sp.issparse(matrix):
         raise TypeError(f"{name} must be a NumPy array, a SciPy sparse matrix or a "
                         f"torch tensor, not {type(matrix).__name__}")
@@ -1158,7 +1183,13 @@ def _check_attributes(kwargs: Dict[str, Any], sizes: List[int],
             if isinstance(value, np.ndarray):
                 if value.dtype.kind not in 'biufc':
                     raise TypeError(f"{key} must be numeric, got dtype {value.dtype}")
-                value = torch.from_numpy(value)
+                try:  # (torch takes neither negative strides nor other byte orders)
+                    value = torch.from_numpy(np.ascontiguousarray(
+                        value, dtype=value.dtype.newbyteorder('=')))
+                except TypeError as error:  # e.g. np.longdouble
+                    raise TypeError(f"{key} is of a dtype torch has not, "
+                                    f"{value.dtype}: convert it (e.g. to float64)"
+                                    ) from error
             if not isinstance(value, Tensor):
                 raise TypeError(f"{key} must be a tensor or an array, not "
                                 f"{type(value).__name__}")
