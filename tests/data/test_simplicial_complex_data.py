@@ -621,3 +621,11 @@ def test_operators_of_inference_tensors_are_built_each_time():
         ops = data.operators(1)
     assert data.operators(1) is not ops
     assert torch.equal(data.operators(1).up.to_dense(), ops.up.to_dense())
+
+
+def test_feature_count_of_a_scalar_feature_is_an_error(annulus):
+    # (it failed with an IndexError from torch)
+    data = SimplicialComplexData.from_simplices(annulus, close=True)
+    data.x_1 = torch.tensor(1.0)
+    with pytest.raises(ValueError, match="'x_1' is a scalar, not one row per 1-simplex"):
+        data.num_simplex_features(1)

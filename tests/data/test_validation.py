@@ -42,6 +42,8 @@ CASES = {
                         r"\[1, 1\] repeats a vertex"),
     'duplicate-simplex': (from_simplices, (torch.tensor([[0, 1], [1, 2], [0, 1]]), ),
                           {}, ValueError, r"1-simplex \[0, 1\] is given more than once"),
+    'duplicate-vertex': (from_simplices, ([[0], [0], [0, 1]], ), {}, ValueError,
+                         r"0-simplex \[0\] is given more than once"),
     'not-closed-under-faces': (from_simplices, ([[0, 1], [0, 2], [0, 1, 2]], ), {},
                                ValueError, r"not closed under faces: 1-simplex "
                                r"\[1, 2\].*close=True"),

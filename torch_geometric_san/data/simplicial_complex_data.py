@@ -209,7 +209,8 @@ class SimplicialComplexData(Data):
                 sequence of such arrays (any orders), or a sequence of simplices, each
                 a sequence of vertex ids. Vertex ids of a simplex must be distinct and
                 ascending. 0-simplices may be listed but need not be: every id in
-                ``0..num_nodes - 1`` is a vertex.
+                ``0..num_nodes - 1`` is a vertex, in the order of the ids (which the
+                rows of ``x_0`` follow, whatever order the 0-simplices are listed in).
             close (bool, optional): Add missing faces (appended after the given
                 simplices of their order, in lexicographic order). Without it a missing
                 face is an error. (default: :obj:`False`)
@@ -476,6 +477,8 @@ class SimplicialComplexData(Data):
             groups.get(k + 1, np.empty((0, k + 1), dtype=np.int64))
             for k in range(1, order + 1)
         ]
+        if 1 in groups:  # the 0-simplices listed (the vertices are all the ids)
+            algebra.check_distinct(groups[1], 0, num_nodes)
         for k in range(1, order + 1):
             algebra.check_distinct(simplices[k], k, num_nodes)
         if close:
@@ -663,6 +666,8 @@ class SimplicialComplexData(Data):
         ``0`` where the complex has no ``x_k``."""
         self._check_k(k)
         x = self[f'x_{k}'] if f'x_{k}' in self else None
+        if isinstance(x, Tensor) and x.dim() == 0:  # (validate() says what is wrong)
+            raise ValueError(f"'x_{k}' is a scalar, not one row per {k}-simplex")
         return 0 if x is None else (1 if x.dim() == 1 else int(x.size(-1)))
 
     @property
