@@ -640,7 +640,8 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
     paper, honest = results_tables(runs)
     masks = sorted({r['mask'] for r in runs})
     text = (f'Paper\'s metric: prediction within ±5 % of the true count, over all '
-            f'k-simplices (%), mean ± std over the masks ({", ".join(map(str, masks))}; '
+            f'k-simplices (%), mean ± std (population, ddof 0) over the masks '
+            f'({", ".join(map(str, masks))}; '
             f'n per cell in the JSON):\n\n{paper}\n\n'
             f'Honest metric: the same over the hidden k-simplices only (%):\n\n{honest}\n\n'
             f'{comparison(runs)}')

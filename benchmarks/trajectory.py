@@ -619,7 +619,8 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
     datasets = [name for name in DATASETS if any(r['dataset'] == name for r in log.runs)]
     table = results_table(log.runs, datasets)
     seeds = sorted({r['seed'] for r in log.runs})
-    text = (f'Test accuracy (%), mean ± std over the seeds ({", ".join(map(str, seeds))}; '
+    text = (f'Test accuracy (%), mean ± std (population, ddof 0) over the seeds '
+            f'({", ".join(map(str, seeds))}; '
             f'n per cell where it has fewer), of two protocols from the same runs: '
             f'"honest", the epoch with the lowest loss on a validation split (20 % of '
             f'the training split); "paper\'s protocol", the best test accuracy over the '

@@ -503,7 +503,8 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
     chosen = (' each model with its setting chosen on validation (column "setting", '
               'options over those of the command line:' if args.selected else '')
     text = (f'{args.dataset} ({len(graphs)} graphs), test accuracy at the epoch of '
-            f'best validation accuracy, mean ± std over the data seeds '
+            f'best validation accuracy, mean ± std (population, ddof 0) over the data '
+            f'seeds '
             f'({", ".join(map(str, sorted({r["seed"] for r in runs})))}) of '
             f'{SPLITS_LABEL[args.splits]};{chosen} '
             f'{args.epochs} epochs, batch {args.batch_size}, lr {args.lr}, hidden '
