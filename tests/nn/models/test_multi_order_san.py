@@ -340,6 +340,17 @@ def test_invalid_arguments_and_input(kit):
         MultiOrderSAN(3, 8, 2, 1, conv_kwargs=dict(concat=False))
     with pytest.raises(ValueError, match="'jk' must be one of"):
         MultiOrderSAN(3, 8, 2, 1, jk='sum')
+    # (each of these failed later, or deep inside torch or PyG)
+    with pytest.raises(ValueError, match="'readout' must be None or one of"):
+        MultiOrderSAN(3, 8, 2, 1, readout=['sum'])
+    with pytest.raises(ValueError, match="MultiOrderSAN takes no ensemble"):
+        MultiOrderSAN(3, 8, 2, 1, conv_kwargs=dict(ensemble=2))
+    with pytest.raises(TypeError, match="'conv_kwargs' must be a dict"):
+        MultiOrderSAN(3, 8, 2, 1, conv_kwargs=[('J_up', 2)])
+    with pytest.raises(TypeError, match="'act' must be an activation's name"):
+        MultiOrderSAN(3, 8, 2, 1, act=3)
+    with pytest.raises(ValueError, match="jk='lstm' needs at least 2 features"):
+        MultiOrderSAN(3, 1, num_layers=1, out_channels=2, jk='lstm')
     with pytest.raises(ValueError, match="Could not resolve 'foo_norm'"):
         MultiOrderSAN(3, 8, 2, 1, norm='foo_norm')
     with pytest.raises(ValueError, match="eps"):  # conv_kwargs reach SANConv

@@ -3,6 +3,7 @@ import io
 import math
 import pickle
 
+import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
@@ -11,7 +12,7 @@ from torch_geometric.data import Data
 from torch_geometric.loader import DataLoader
 
 from torch_geometric_san.nn import SANConv, SATConv, SCNConv, SCNNConv, SNNConv
-from torch_geometric_san.nn.models import SAN, SAT, SCN, SCNN, SNN
+from torch_geometric_san.nn.models import MultiOrderSAN, SAN, SAT, SCN, SCNN, SNN
 from torch_geometric_san.sparse import SimplicialOperators
 
 
@@ -258,6 +259,15 @@ def test_invalid_arguments(kit):
         SAN(3, 8, 1, 1, dropout='0.5')
     with pytest.raises(ValueError, match="ensemble"):
         SAN(3, 8, 1, 1, readout='sum', conv_kwargs=dict(ensemble=2))
+    # (each of these failed later, or deep inside, or was taken for another value)
+    with pytest.raises(TypeError, match="'act' must be an activation's name"):
+        SAN(3, 8, 1, 1, act=3)
+    with pytest.raises(TypeError, match="'conv_kwargs' must be a dict"):
+        SAN(3, 8, 1, 1, conv_kwargs=[('J_up', 2)])
+    with pytest.raises(TypeError, match="'num_simplices' must be an int, not bool"):
+        SAN(3, 8, 1, 1, readout='flatten', num_simplices=True)
+    assert SAN(3, 8, 1, 1, readout='flatten', num_simplices=np.int64(18)).num_simplices \
+        == 18
     model = SAN(3, 8, 1, 1, order=2)
     with pytest.raises(ValueError, match="x_2"):
         model(with_signal(kit.delaunay(10)))
@@ -324,6 +334,24 @@ def test_readout_has_a_row_for_a_complex_without_simplices(kit, readout):
     out = model(batch)
     assert out.shape == (2, 2)
     assert torch.allclose(out[0], model(complexes[0])[0], atol=1e-12)
+    # the same complex alone (no batch vector) got NaN (mean) or an IndexError (max)
+    alone = model(complexes[1])
+    assert alone.shape == (1, 2) and torch.allclose(alone[0], out[1], atol=1e-12)
+    ops, x = complexes[1].operators(2), torch.zeros(3, 0, 3, dtype=torch.float64)
+    signals = model(x, ops)  # B signals on the complex: one row each
+    assert signals.shape == (3, 2) and torch.allclose(signals, out[1].expand(3, 2),
+                                                       atol=1e-12)
+
+
+def test_reset_parameters_resets_a_learnable_activation(kit):
+    for model in (SAN(3, 4, 2, 2, act='prelu', readout='sum'),
+                  MultiOrderSAN(3, 4, 2, 2, act='prelu')):
+        with torch.no_grad():
+            for parameter in model.parameters():
+                parameter.fill_(7.0)
+        model.reset_parameters()
+        assert [name for name, p in model.named_parameters()
+                if bool((p == 7.0).all())] == []
 
 
 def test_model_pickles_after_a_forward_pass_and_builds_operators_once(kit):

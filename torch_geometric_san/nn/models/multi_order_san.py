@@ -13,7 +13,8 @@ from torch_geometric.nn.resolver import normalization_resolver
 
 from torch_geometric_san.nn.conv import SANConv
 from torch_geometric_san.nn.functional import dropout
-from torch_geometric_san.nn.models.san import READOUTS, _resolve_act
+from torch_geometric_san.nn.models.san import (READOUTS, _check_conv_kwargs,
+                                               _reset_activations, _resolve_act)
 from torch_geometric_san.sparse import SimplicialOperators, SparseOperator
 from torch_geometric_san.utils.validation import (check_bool, check_counts, check_dropout,
                                                    check_float_tensor, check_int,
@@ -200,7 +201,7 @@ class MultiOrderSAN(torch.nn.Module):
                 raise ValueError("a per-simplex output (readout=None) needs the "
                                  "'order' of its simplices")
             check_int(order, "'order'", minimum=0, maximum=max_order)
-        elif readout not in READOUTS:
+        elif not isinstance(readout, str) or readout not in READOUTS:
             raise ValueError(f"'readout' must be None or one of {sorted(READOUTS)} "
                              f"(got {readout!r})")
         elif order is not None:
@@ -213,10 +214,14 @@ class MultiOrderSAN(torch.nn.Module):
             raise ValueError(f"'jk' must be one of {JK_MODES} (got {jk!r})")
         if combine not in COMBINES:
             raise ValueError(f"'combine' must be one of {COMBINES} (got {combine!r})")
-        conv_kwargs = dict(conv_kwargs or {})
+        conv_kwargs = _check_conv_kwargs(conv_kwargs)
         if conv_kwargs.get('concat', True) is not True:
             raise ValueError("the layers concatenate their heads; 'concat' cannot "
                              "be set in 'conv_kwargs'")
+        if conv_kwargs.get('ensemble') is not None:
+            raise ValueError("an ensemble of layers (conv_kwargs['ensemble']) takes one "
+                             "signal per member, which a complex's x_k is not: "
+                             "MultiOrderSAN takes no ensemble")
 
         self.hidden_channels = hidden_channels
         self.num_layers = num_layers
@@ -263,6 +268,10 @@ class MultiOrderSAN(torch.nn.Module):
 
         # JK_k for the orders of the output, whose every layer computes them.
         self.jk_mode = jk
+        if jk == 'lstm' and channels[0] * num_layers < 2:  # (PyG's LSTM: half of it)
+            raise ValueError(f"jk='lstm' needs at least 2 features over the layers "
+                             f"(num_layers * hidden_channels * heads = "
+                             f"{channels[0] * num_layers})")
         outputs_jk = range(max_order + 1) if order is None else [order]
         self.jk = torch.nn.ModuleDict({
             str(k): JumpingKnowledge(jk, channels[0], num_layers)
@@ -297,6 +306,7 @@ class MultiOrderSAN(torch.nn.Module):
         for jk in self.jk.values():
             jk.reset_parameters()
         self.mlp.reset_parameters()
+        _reset_activations(self.act, self.mlp.act)
 
     def forward(self, data: Data) -> Tensor:
         r"""Runs the network.

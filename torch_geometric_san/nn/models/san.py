@@ -1,3 +1,4 @@
+from collections.abc import Mapping
 from typing import Any, Callable, Dict, Optional, Tuple, Type, Union
 
 import torch
@@ -5,6 +6,7 @@ from torch import Tensor
 
 from torch_geometric.data import Batch, Data
 from torch_geometric.nn import MLP, global_add_pool, global_max_pool, global_mean_pool
+from torch_geometric.nn.inits import reset
 from torch_geometric.nn.resolver import activation_resolver
 from torch_geometric.typing import OptTensor
 
@@ -26,7 +28,26 @@ def _resolve_act(act: Union[str, Callable, None]) -> Tuple[Union[str, Callable, 
     # (the activation as PyG's MLP takes it, None for the identity; the module)
     if act is None or (isinstance(act, str) and act.lower() == 'identity'):
         return None, torch.nn.Identity()  # PyG's resolver has no identity
+    if not (isinstance(act, str) or callable(act)):  # (PyG's resolver passes it on)
+        raise TypeError(f"'act' must be an activation's name, a callable or None "
+                        f"(got {type(act).__name__})")
     return act, activation_resolver(act)
+
+
+def _check_conv_kwargs(conv_kwargs: Any) -> Dict[str, Any]:
+    # The arguments of every layer, as a dict (a copy).
+    if conv_kwargs is not None and not isinstance(conv_kwargs, Mapping):
+        raise TypeError(f"'conv_kwargs' must be a dict of the layers' arguments "
+                        f"(got {type(conv_kwargs).__name__})")
+    return dict(conv_kwargs or {})
+
+
+def _reset_activations(*modules: Optional[torch.nn.Module]) -> None:
+    # A learnable activation (PReLU) of the network or of its readout MLP, which
+    # PyG's MLP does not reset.
+    for module in modules:
+        if module is not None:
+            reset(module)
 
 
 class SAN(torch.nn.Module):
@@ -149,17 +170,18 @@ class SAN(torch.nn.Module):
         if readout is not None and readout not in tuple(READOUTS) + ('flatten', ):
             raise ValueError(f"'readout' must be None, 'flatten' or one of "
                              f"{sorted(READOUTS)} (got {readout!r})")
-        if readout == 'flatten' and (not isinstance(num_simplices, int)
-                                     or num_simplices < 1):
-            raise ValueError(f"the flatten readout needs 'num_simplices', the "
-                             f"positive number of simplices of each complex "
-                             f"(got {num_simplices!r})")
+        if readout == 'flatten':
+            if num_simplices is None:
+                raise ValueError("the flatten readout needs 'num_simplices', the "
+                                 "positive number of simplices of each complex")
+            num_simplices = check_int(num_simplices, "'num_simplices'", minimum=1)
         check_dropout(dropout, "'dropout'")
         check_bool(invariant_readout, 'invariant_readout')
         check_bool(odd_act, 'odd_act')
         if invariant_readout and readout is None:
             raise ValueError("'invariant_readout' needs a readout")
-        if (conv_kwargs or {}).get('ensemble') is not None and readout is not None:
+        conv_kwargs = _check_conv_kwargs(conv_kwargs)
+        if conv_kwargs.get('ensemble') is not None and readout is not None:
             raise ValueError("an ensemble of layers (conv_kwargs['ensemble']) needs "
                              "readout=None: the readout MLP has one set of weights")
         self.in_channels = in_channels
@@ -197,6 +219,7 @@ class SAN(torch.nn.Module):
             conv.reset_parameters()
         if self.mlp is not None:
             self.mlp.reset_parameters()
+        _reset_activations(self.act, None if self.mlp is None else self.mlp.act)
 
     def forward(
         self,
@@ -264,6 +287,11 @@ class SAN(torch.nn.Module):
             x = x.abs()
         if self.readout == 'flatten':
             x = self._flatten(x, batch, num_graphs)
+        elif batch is None:  # one complex: its row, also without k-simplices (PyG's
+            # pools of an unbatched empty order give NaN (mean) or fail (max))
+            x = READOUTS[self.readout](x, x.new_zeros(x.size(-2), dtype=torch.long),
+                                       size=1)
+            x = x.squeeze(-2) if x.dim() == 3 else x
         else:
             x = READOUTS[self.readout](x, batch, size=num_graphs)
         return self.mlp(x)
