@@ -8,6 +8,7 @@
 #include <torch/extension.h>
 #include <ATen/Parallel.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -85,6 +86,11 @@ template <typename scalar_t, typename index_t>
 TGSAN_CLONES void sddmm_rows(int64_t begin, int64_t end, const index_t* ptr,
                              const index_t* col, const scalar_t* a, const scalar_t* b,
                              scalar_t* out, int64_t F, int64_t G) {
+  if (F == 0) {  // empty sums (the loop below starts from the first feature)
+    std::fill(out + static_cast<int64_t>(ptr[begin]) * G,
+              out + static_cast<int64_t>(ptr[end]) * G, scalar_t(0));
+    return;
+  }
   for (int64_t i = begin; i < end; ++i) {
     const scalar_t* __restrict__ ai = a + i * F * G;
     for (int64_t e = ptr[i]; e < ptr[i + 1]; ++e) {
