@@ -699,7 +699,7 @@ class SimplicialComplexData(Data):
         self._check_k(k)
         if f'{name}_index_{k}' in self._store:  # O(1); `in self` lists every key
             return self[f'{name}_index_{k}'], self[f'{name}_weight_{k}']
-        weight = self._store.get('hodge_weight_0', self._store.get('spectrum_0'))
+        weight = self._operator_tensor()
         if weight is None or (name != 'boundary' and 'hodge_index_0' not in self._store):
             raise ValueError(f"the complex holds no Laplacians (built with "
                              f"laplacians=False), so it has no {name} operator of "
@@ -824,9 +824,9 @@ class SimplicialComplexData(Data):
                         problem(f"row {row} of '{key}' holds ids outside [0, {bound}) "
                                 f"(found {int(index[row].min())} to "
                                 f"{int(index[row].max())})")
-                if kind == 'boundary' and in_range and not bool(
-                        (torch.bincount(index[1], minlength=sizes[k]) == k + 1).all()):
-                    counts = torch.bincount(index[1], minlength=sizes[k])
+                counts = (torch.bincount(index[1], minlength=sizes[k])
+                          if kind == 'boundary' and in_range else None)
+                if counts is not None and not bool((counts == k + 1).all()):
                     problem(f"'{key}' needs {k + 1} entries per {k}-simplex (found "
                             f"{int(counts.min())} to {int(counts.max())})")
                 if weight is None or weight.shape != (index.size(1), ):
@@ -966,16 +966,21 @@ class SimplicialComplexData(Data):
             "disjoint union is Batch.from_data_list([a, b]) or "
             "torch_geometric_san.data.batch_complexes([a, b])")
 
+    def _operator_tensor(self) -> Optional[Tensor]:
+        # A tensor of the operators' dtype and device, which every complex the
+        # constructors build stores (spectrum_0 also without Laplacians); None for a
+        # bare complex.
+        return self._store.get('spectrum_0', self._store.get('hodge_weight_0'))
+
     def _weight_dtype(self) -> torch.dtype:
         # The floating type of the operators (the default dtype for a bare complex).
-        return next((self[key].dtype for key in ('spectrum_0', 'hodge_weight_0')
-                     if key in self._store), torch.get_default_dtype())
+        tensor = self._operator_tensor()
+        return torch.get_default_dtype() if tensor is None else tensor.dtype
 
     def _device(self) -> torch.device:
-        # The device of the operators, which every complex the constructors build
-        # stores (spectrum_0 also without Laplacians; the CPU for a bare complex).
-        return next((self[key].device for key in ('spectrum_0', 'hodge_weight_0')
-                     if key in self._store), torch.device('cpu'))
+        # The device of the operators (the CPU for a bare complex).
+        tensor = self._operator_tensor()
+        return torch.device('cpu') if tensor is None else tensor.device
 
     # Batching ----------------------------------------------------------------------
 
