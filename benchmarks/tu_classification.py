@@ -325,6 +325,13 @@ def results_table(runs: List[Dict[str, Any]]) -> str:
             'seconds per run', 'seeds'], rows)
 
 
+def shared_seeds(runs: List[Dict[str, Any]], name: str) -> List[int]:
+    """The seeds (splits) on which both MultiOrderSAN and :obj:`name` ran."""
+    seeds = {model: {r['seed'] for r in runs if r['model'] == model}
+             for model in ('MultiOrderSAN', name)}
+    return sorted(seeds['MultiOrderSAN'] & seeds[name])
+
+
 def paired_differences(runs: List[Dict[str, Any]]) -> str:
     """MultiOrderSAN's test accuracy minus each other model's on the same splits:
     the mean difference over the seeds both ran, its standard error and 95 %
@@ -333,7 +340,7 @@ def paired_differences(runs: List[Dict[str, Any]]) -> str:
     acc = {(r['model'], r['seed']): 100 * r['test_acc'] for r in runs}
     lines = []
     for name in MODELS[1:]:
-        seeds = sorted(s for m, s in acc if m == name and ('MultiOrderSAN', s) in acc)
+        seeds = shared_seeds(runs, name)
         if len(seeds) < 2:
             continue
         diff = np.array([acc['MultiOrderSAN', s] - acc[name, s] for s in seeds])
@@ -357,11 +364,8 @@ def target_checks(runs: List[Dict[str, Any]], wall_time: float,
                   and (seeds is None or r['seed'] in seeds)]
         return round(sum(values) / len(values), 2) if values else None
 
-    def seeds_of(name: str) -> set:
-        return {r['seed'] for r in runs if r['model'] == name}
-
     san = mean('MultiOrderSAN')
-    shared = seeds_of('MultiOrderSAN') & seeds_of('GIN')  # "on the same splits"
+    shared = set(shared_seeds(runs, 'GIN'))  # "on the same splits"
     verdict = (lambda ok: 'met' if ok else 'not met')
     proteins = dataset == 'PROTEINS'
     lines = [f'- lifting all {num_graphs} graphs under 5 s: {lift_time:.1f} s, '
