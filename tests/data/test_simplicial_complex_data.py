@@ -350,6 +350,12 @@ def test_validate_accepts_built_complexes_and_their_batches(random_tree, annulus
     ('weight_list', "'up_weight_1' must be a tensor \\(found list\\)"),
     # the accessor answered with an empty operator
     ('no_index', "'hodge_weight_1' is given without its index 'hodge_index_1'"),
+    # (each passed; the missing order raised a batching error naming no cause)
+    ('simplex_float', "'simplices_1' needs integer vertex ids \\(found torch.float32"),
+    ('simplex_unsorted', "'simplices_2' needs the vertex ids of each simplex "
+                         "distinct and ascending"),
+    ('simplex_repeated', "'simplices_1' lists a 1-simplex more than once"),
+    ('missing_order', "'simplices_1' is missing, but the complex has order 2"),
     ('graph', "'edge_index' contains larger indices"),
     ('graph_x', "'x' is set, but a complex holds its features per order"),
 ])
@@ -367,6 +373,14 @@ def test_validate_finds_attributes_changed_after_building(annulus, case, match):
         data.x = torch.randn(10, 2)
     elif case == 'vertex':
         data.simplices_2[0, 2] = 10
+    elif case == 'simplex_float':
+        data.simplices_1 = data.simplices_1.float()
+    elif case == 'simplex_unsorted':
+        data.simplices_2 = data.simplices_2.flip(1)
+    elif case == 'simplex_repeated':
+        data.simplices_1[1] = data.simplices_1[0]
+    elif case == 'missing_order':
+        del data.simplices_1
     elif case == 'simplex_shape':
         data.simplices_1 = data.simplices_1[:, :1]
     elif case == 'index':

@@ -752,10 +752,11 @@ class SimplicialComplexData(Data):
         r"""Validates the complex, as :meth:`torch_geometric.data.Data.validate`
         validates a graph: besides PyG's checks (``num_nodes``, a kept graph
         ``edge_index``), every ``simplices_k`` is :math:`[N_k, k + 1]` with vertex
-        ids in :math:`[0, N_0)`, every feature ``x_k`` has :math:`N_k` rows (and
-        :math:`k` is an order of the complex), every stored operator has indices in
-        range, of the orders it maps between, and one value per entry, and every
-        boundary :math:`k + 1` entries per k-simplex. A graph's ``x`` set on a
+        ids in :math:`[0, N_0)`, distinct and ascending in each row, and no row
+        twice (every order up to :math:`K` present), every feature ``x_k`` has
+        :math:`N_k` rows (and :math:`k` is an order of the complex), every stored
+        operator has indices in range, of the orders it maps between, and one value
+        per entry, and every boundary :math:`k + 1` entries per k-simplex. A graph's ``x`` set on a
         complex is a problem too: the models, exports and feature counts read
         the features of each order, ``x_0`` for the vertices, and would ignore it.
         The constructors and liftings check all this; attributes set or changed
@@ -789,15 +790,32 @@ class SimplicialComplexData(Data):
         order, num_nodes = self.order, self.num_nodes or 0
         sizes = [num_nodes]
         for k in range(1, order + 1):
-            simplices = self[f'simplices_{k}']
+            simplices = self._store.get(f'simplices_{k}')
+            if simplices is None:  # (the batching error it raised named no cause)
+                problem(f"'simplices_{k}' is missing, but the complex has order "
+                        f"{order} ('simplices_{order}'); an order without simplices "
+                        f"needs an empty [0, {k + 1}] tensor")
+                sizes.append(0)
+                continue
             sizes.append(simplices.size(0) if simplices.dim() else 0)
             if simplices.dim() != 2 or simplices.size(1) != k + 1:
                 problem(f"'simplices_{k}' needs shape [N_{k}, {k + 1}] (found "
                         f"{list(simplices.shape)})")
+            elif simplices.is_floating_point() or simplices.is_complex() or \
+                    simplices.dtype == torch.bool:
+                problem(f"'simplices_{k}' needs integer vertex ids (found "
+                        f"{simplices.dtype})")
             elif simplices.numel() and (int(simplices.min()) < 0 or
                                         int(simplices.max()) >= num_nodes):
                 problem(f"'simplices_{k}' holds vertex ids outside [0, {num_nodes}) "
                         f"(found {int(simplices.min())} to {int(simplices.max())})")
+            elif not bool((simplices[:, 1:] > simplices[:, :-1]).all()):
+                row = int((simplices[:, 1:] <= simplices[:, :-1]).any(1).nonzero()[0])
+                problem(f"'simplices_{k}' needs the vertex ids of each simplex "
+                        f"distinct and ascending, the order that orients it (found "
+                        f"{simplices[row].tolist()} in row {row})")
+            elif torch.unique(simplices, dim=0).size(0) != simplices.size(0):
+                problem(f"'simplices_{k}' lists a {k}-simplex more than once")
         for key in list(self.keys()):
             feature = _FEATURE.fullmatch(key)
             operator = _OPERATOR_INDEX.fullmatch(key)
