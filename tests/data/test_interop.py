@@ -204,6 +204,24 @@ def test_bfloat16_signals_export_as_float32():
     np.testing.assert_array_equal(edge, data.x_1[0].float().numpy())
 
 
+@needs_toponetx
+def test_bfloat16_complex_exports_its_oriented_signals():
+    # The orientations read the boundary's weights, bfloat16 here (TypeError before).
+    graph = Data(edge_index=lifted(3).simplices_1.t(), num_nodes=12)
+    data = LiftToCliqueComplex(max_order=2, dtype=torch.bfloat16)(graph)
+    data.x_1 = torch.randn(data.num_simplices(1), 2)
+    reference = data.clone()
+    for key in ('boundary_weight_1', 'boundary_weight_2'):
+        reference[key] = reference[key].float()
+    assert data.boundary_weight_1.dtype == torch.bfloat16
+    for oriented in (False, True):
+        got = data.to_toponetx(oriented=oriented).get_simplex_attributes('x', 1)
+        expected = reference.to_toponetx(oriented=oriented).get_simplex_attributes('x', 1)
+        assert got.keys() == expected.keys()
+        for key in got:
+            np.testing.assert_array_equal(got[key], expected[key])
+
+
 def test_to_networkx_of_the_one_skeleton():
     data = lifted(5)
     graph = data.to_networkx()

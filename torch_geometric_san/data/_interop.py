@@ -14,6 +14,7 @@ import torch
 from torch import Tensor
 
 from torch_geometric_san.data import algebra
+from torch_geometric_san.utils.convert import to_numpy
 from torch_geometric_san.utils.validation import check_bool, check_int, rows_problem
 
 
@@ -123,23 +124,22 @@ def _orientations(data: Any, k: int) -> np.ndarray:
         return np.ones(data.num_nodes, dtype=np.float32)
     canonical = algebra.boundary_matrix(data[f'simplices_{k}'].cpu().numpy(),
                                         _simplex_rows(data, k - 1))
-    stored = data[f'boundary_weight_{k}'].cpu().numpy()
+    stored = to_numpy(data[f'boundary_weight_{k}'])
     first = canonical.indptr[:-1]  # the first face of each simplex, in both forms
     below = _orientations(data, k - 1)[canonical.indices[first]]
     return np.sign(stored[first] * canonical.data[first]) * below
 
 
-def _signal(data: Any, k: int) -> Optional[Tensor]:
-    r"""The signal ``x_k`` of :obj:`data` on the CPU (None where absent), one row
-    per k-simplex; bfloat16, which NumPy lacks, as float32."""
+def _signal(data: Any, k: int) -> Optional[np.ndarray]:
+    r"""The signal ``x_k`` of :obj:`data` as a NumPy array (None where absent), one
+    row per k-simplex."""
     x = data[f'x_{k}'] if f'x_{k}' in data else None
     if x is None:
         return None
     problem = rows_problem(f'x_{k}', x, k, data.num_simplices(k))
     if problem:
         raise ValueError(problem)
-    x = x.detach().cpu()
-    return x.float() if x.dtype == torch.bfloat16 else x
+    return to_numpy(x)
 
 
 def _simplex_rows(data: Any, k: int) -> np.ndarray:
@@ -162,15 +162,15 @@ def _to_toponetx(data: Any, signal: Optional[str], oriented: bool) -> Any:
         x = _signal(data, k)
         if x is None:
             continue
-        if x.size(0) == 0:  # no k-simplex to carry it: its shape and dtype are kept
-            shape = [0, *x.shape[1:]] if x.dim() > 1 else [0, 1]
-            empty[k] = (shape, x.numpy().dtype.str)
+        if x.shape[0] == 0:  # no k-simplex to carry it: its shape and dtype are kept
+            shape = [0, *x.shape[1:]] if x.ndim > 1 else [0, 1]
+            empty[k] = (shape, x.dtype.str)
             continue
         if oriented:
-            sign = torch.from_numpy(_orientations(data, k)).to(x.dtype)
-            x = x * sign.view(-1, *([1] * (x.dim() - 1)))
+            sign = _orientations(data, k).astype(x.dtype)
+            x = x * sign.reshape(-1, *([1] * (x.ndim - 1)))
         keys = map(tuple, _simplex_rows(data, k).tolist())
-        complex.set_simplex_attributes(dict(zip(keys, x.numpy())), name=signal)
+        complex.set_simplex_attributes(dict(zip(keys, x)), name=signal)
     if empty:
         complex.complex[_empty_signals_key(signal)] = empty
     return complex
@@ -189,7 +189,7 @@ def _to_networkx(data: Any, signal: Optional[str]) -> Any:
                 (1, nx.set_edge_attributes, map(tuple, edges))):
             x = _signal(data, k) if data.order >= k else None
             if x is not None:
-                set_attributes(graph, dict(zip(keys, x.numpy())), name=signal)
+                set_attributes(graph, dict(zip(keys, x)), name=signal)
     return graph
 
 

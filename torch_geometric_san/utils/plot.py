@@ -2,9 +2,9 @@
 from typing import Any, Optional, Tuple, Union
 
 import numpy as np
-import torch
 from torch import Tensor
 
+from torch_geometric_san.utils.convert import to_numpy
 from torch_geometric_san.utils.validation import check_int
 
 ArrayLike = Union[Tensor, np.ndarray]
@@ -23,9 +23,7 @@ def _import_pyplot():
 
 def _numpy(value: ArrayLike, name: str) -> np.ndarray:
     if isinstance(value, Tensor):
-        value = value.detach().cpu()
-        # (NumPy has no bfloat16)
-        value = (value.float() if value.dtype == torch.bfloat16 else value).numpy()
+        value = to_numpy(value)
     if not isinstance(value, np.ndarray):
         raise TypeError(f"'{name}' must be a tensor or a NumPy array, got "
                         f"{type(value).__name__}")
