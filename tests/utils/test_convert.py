@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 import torch
 
-from torch_geometric_san.utils._convert import to_numpy
+from torch_geometric_san.utils.convert import to_numpy
 
 
 @pytest.mark.parametrize('dtype', [torch.float32, torch.float64, torch.float16,

@@ -14,7 +14,7 @@ import torch
 from torch import Tensor
 
 from torch_geometric_san.data import algebra
-from torch_geometric_san.utils._convert import to_numpy
+from torch_geometric_san.utils.convert import to_numpy
 from torch_geometric_san.utils.validation import check_bool, check_int, rows_problem
 
 

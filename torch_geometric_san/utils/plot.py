@@ -4,7 +4,7 @@ from typing import Any, Optional, Tuple, Union
 import numpy as np
 from torch import Tensor
 
-from torch_geometric_san.utils._convert import to_numpy
+from torch_geometric_san.utils.convert import to_numpy
 from torch_geometric_san.utils.validation import check_int
 
 ArrayLike = Union[Tensor, np.ndarray]

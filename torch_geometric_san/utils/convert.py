@@ -1,0 +1,19 @@
+"""Conversions between tensors and NumPy arrays."""
+import numpy as np
+import torch
+from torch import Tensor
+
+
+def to_numpy(value: Tensor) -> np.ndarray:
+    r"""The values of a tensor as a NumPy array on the CPU, detached, as
+    :meth:`torch.Tensor.numpy` gives them (sharing memory where no copy is
+    needed), except that bfloat16, which NumPy lacks, becomes ``float32`` (exact).
+
+    Args:
+        value (torch.Tensor): The tensor, on any device.
+
+    Returns:
+        numpy.ndarray: Its values, of the same shape.
+    """
+    value = value.detach().cpu()
+    return (value.float() if value.dtype == torch.bfloat16 else value).numpy()
