@@ -96,6 +96,18 @@ def test_segment_softmax_matches_pyg(groups):
     assert torch.autograd.gradgradcheck(lambda s: segment_softmax(s, index, 6), (src, ))
 
 
+@pytest.mark.parametrize('index,num_nodes,error,match', [
+    # (torch's scatter failed deep inside, or read -1 as the last row)
+    ([0, 3], 3, ValueError, 'index holds rows outside \\[0, 3\\) \\(found 0 to 3\\)'),
+    ([-1, 0], 3, ValueError, 'index holds rows outside \\[0, 3\\) \\(found -1 to 0'),
+    ([0, 1], 2.0, TypeError, 'num_nodes must be an int'),
+    ([0, 1], -1, ValueError, 'num_nodes must be at least 0'),
+])
+def test_segment_softmax_refuses_rows_out_of_range(index, num_nodes, error, match):
+    with pytest.raises(error, match=match):
+        segment_softmax(torch.randn(2), torch.tensor(index), num_nodes)
+
+
 @pytest.mark.parametrize('backend', ['eager', 'aot_eager'])
 def test_segment_softmax_under_torch_compile(backend):
     # Its eager forward works in place on the tensor it saves for the backward;

@@ -35,6 +35,7 @@ from torch import Tensor
 from torch_geometric.typing import OptTensor
 
 from torch_geometric_san.sparse.compiled import grouped_kernels
+from torch_geometric_san.utils.validation import check_int
 
 __all__ = ["segment_softmax"]
 
@@ -285,7 +286,7 @@ def _attention_composite(row: Tensor, col: Tensor, num_rows: int, score: OptTens
         assert target is not None and source is not None
         score = target.index_select(0, row) + source.index_select(0, col)
     score = F.leaky_relu(torch.nan_to_num(score), slope)
-    return segment_softmax(score, row, num_rows)
+    return _SegmentSoftmax.apply(score, row, num_rows)  # (rows checked by the operator)
 
 
 def _grouped_matmul(ptr: Tensor, col: Tensor, value: Tensor, x: Tensor) -> Tensor:
@@ -355,12 +356,14 @@ def segment_softmax(src: Tensor, index: Tensor, num_nodes: int) -> Tensor:
     Args:
         src (torch.Tensor): The scores :obj:`[nnz, ...]`.
         index (torch.Tensor): The row of each entry, :obj:`[nnz]`.
-        num_nodes (int): The number of rows.
+        num_nodes (int): The number of rows; every entry of :obj:`index` in
+            :math:`[0, \text{num\_nodes})`.
 
     Returns:
         torch.Tensor: The coefficients, shaped as :obj:`src`; every non-empty
         row sums to one.
     """
+    num_nodes = check_int(num_nodes, 'num_nodes', minimum=0)
     if index.dtype != torch.long or index.dim() != 1 or src.dim() == 0 \
             or index.numel() != src.size(0):
         raise ValueError(f"expected a torch.long index [nnz] with one row per "
@@ -368,6 +371,9 @@ def segment_softmax(src: Tensor, index: Tensor, num_nodes: int) -> Tensor:
                          f"{list(index.shape)}, for src of shape {list(src.shape)})")
     if not src.is_floating_point():
         raise TypeError(f"expected floating-point scores src, got {src.dtype}")
+    if index.numel() and (int(index.min()) < 0 or int(index.max()) >= num_nodes):
+        raise ValueError(f"index holds rows outside [0, {num_nodes}) (found "
+                         f"{int(index.min())} to {int(index.max())})")
     return _SegmentSoftmax.apply(src, index, num_nodes)
 
 
