@@ -8,7 +8,7 @@ from typing import Any, Callable, Dict, Optional, Tuple, Union
 import torch
 from torch import Tensor
 from torch_geometric.data import InMemoryDataset
-from torch_geometric.data.dataset import files_exist
+from torch_geometric.data.dataset import IndexType, files_exist
 
 from torch_geometric_san.data import SimplicialComplexData
 from torch_geometric_san.datasets.io import (atomic_torch_save, damaged_file,
@@ -155,10 +155,30 @@ class SharedComplexDataset(InMemoryDataset):
     @property
     def num_classes(self) -> int:
         r"""Inferred from :obj:`y` by PyG's rule (number of classes for
-        integer labels)."""
-        y = (self.stacked("y").view(-1) if "y" in self._items else
+        integer labels); as for PyG's datasets, from the labels of the whole
+        dataset, also on a subset of it (unless a :obj:`transform` is set, when
+        the items of the subset, transformed, are read)."""
+        if self.transform is not None:
+            return super().num_classes
+        y = (self._items["y"].view(-1) if "y" in self._items else
              self._complex.get("y"))
         return self._infer_num_classes(y)
+
+    def copy(self, idx: Optional[IndexType] = None) -> "SharedComplexDataset":
+        r"""A deep copy of the dataset, or of its items :obj:`idx` (anything
+        :meth:`index_select` takes), as
+        :meth:`torch_geometric.data.InMemoryDataset.copy`: the complex and the
+        selected items are copied, so changing the copy leaves this dataset alone.
+        """
+        selected = self if idx is None else self.index_select(idx)
+        indices = torch.as_tensor(selected.indices(), dtype=torch.long)
+        dataset = copy.copy(self)
+        dataset._indices = None
+        dataset._complex = self._complex.clone()
+        dataset._items = {key: value.index_select(0, indices.to(value.device))
+                          for key, value in self._items.items()}
+        dataset._extra = copy.deepcopy(self._extra)
+        return dataset
 
     def to(self, device: Union[int, str, torch.device]) -> "SharedComplexDataset":
         r"""Moves the shared complex and the per-item tensors to
