@@ -258,3 +258,15 @@ def test_atomic_torch_save(tmp_path, monkeypatch):
     # The old complete file is untouched and no temporary file is left.
     assert torch.equal(torch.load(path)["a"], torch.arange(3))
     assert os.listdir(tmp_path) == ["out.pt"]
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077])
+def test_atomic_torch_save_gives_the_permissions_of_the_umask(tmp_path, umask):
+    # As open() and PyG's torch.save create files: the temporary file's owner-only
+    # mode stayed on the processed file, unreadable to others sharing a root.
+    old = os.umask(umask)
+    try:
+        io.atomic_torch_save({"a": torch.arange(3)}, str(tmp_path / "out.pt"))
+    finally:
+        os.umask(old)
+    assert os.stat(tmp_path / "out.pt").st_mode & 0o777 == 0o666 & ~umask

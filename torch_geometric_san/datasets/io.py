@@ -20,6 +20,7 @@ import os.path as osp
 import pickle
 import re
 import tempfile
+import uuid
 from typing import Any, BinaryIO, Callable, Dict, Sequence, Tuple
 
 import numpy as np
@@ -298,8 +299,11 @@ def atomic_torch_save(obj: Any, path: str) -> None:
     """
     folder = osp.dirname(osp.abspath(path))
     os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{osp.basename(path)}.",
-                               suffix=".tmp")
+    # Created as open() creates files, with the permissions the umask leaves
+    # (tempfile.mkstemp's owner-only mode stayed on the file, which other users of
+    # a shared root then could not read).
+    tmp = osp.join(folder, f".{osp.basename(path)}.{uuid.uuid4().hex}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         with os.fdopen(fd, "wb") as f:
             torch.save(obj, f)
