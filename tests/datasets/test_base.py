@@ -39,3 +39,17 @@ def test_num_classes_of_a_subset_counts_the_whole_dataset(dataset):
     # class counted one class
     assert dataset.num_classes == 2
     assert dataset[dataset.y == 0].num_classes == 2
+
+
+def test_items_that_do_not_fit_the_complex_are_processed_again(tmp_path):
+    # a stale or foreign file with shorter flows loaded silently, and the models
+    # failed on it later
+    kwargs = dict(split='test', num_points=100, num_test=4, log=False)
+    path = SyntheticFlowDataset(str(tmp_path), **kwargs).processed_paths[0]
+    out = torch.load(path, weights_only=True)
+    out['items']['x_1'] = out['items']['x_1'][:, :-5]
+    torch.save(out, path)
+    with pytest.warns(UserWarning, match="its items: 'x_1' needs one row per "
+                      "1-simplex.*processing the dataset again"):
+        dataset = SyntheticFlowDataset(str(tmp_path), **kwargs)
+    assert dataset.stacked('x_1').size(1) == dataset.complex.num_simplices(1)

@@ -39,8 +39,8 @@ class SharedComplexDataset(InMemoryDataset):
     and PyG's ``processed/pre_transform.pt`` and ``pre_filter.pt``, which PyG
     unpickles with :obj:`weights_only=False`, are neither read nor written. A
     damaged processed file (empty, truncated, of another layout, without what
-    :meth:`process` writes, or with a complex that is not valid) is named in a
-    warning and processed again.
+    :meth:`process` writes, or with a complex or items that are not valid) is
+    named in a warning and processed again.
 
     Args:
         root (str or os.PathLike): Root directory of the dataset.
@@ -90,6 +90,14 @@ class SharedComplexDataset(InMemoryDataset):
             complex.validate()
         except (ValueError, TypeError, KeyError, AttributeError) as error:
             raise damaged_file(path, f"its complex: {error}") from None
+        if out["items"]:  # stacked, so the first item has the shapes of them all
+            item = copy.copy(complex)
+            for key, value in out["items"].items():
+                item[key] = value[0]
+            try:
+                item.validate()
+            except (ValueError, TypeError) as error:
+                raise damaged_file(path, f"its items: {error}") from None
         return out, complex
 
     def _process(self) -> None:
