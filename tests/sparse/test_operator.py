@@ -258,6 +258,20 @@ def test_to_index_weight():
         to_index_weight([[0], [1]])
 
 
+def test_to_index_weight_leaves_an_uncoalesced_operator_alone():
+    # PyG's to_edge_index flagged the caller's tensor as coalesced, so torch.sparse
+    # no longer summed its duplicate entries (A * A gave 5 where 9 is right)
+    def make():
+        return torch.sparse_coo_tensor(torch.tensor([[0, 1, 0, 1], [0, 0, 1, 0]]),
+                                       torch.tensor([1., 1., 3., 2.]), (2, 2))
+    adj_t = make()
+    index, weight = to_index_weight(adj_t)
+    assert not adj_t.is_coalesced()
+    assert torch.equal((adj_t * adj_t).to_dense(), (make() * make()).to_dense())
+    assert torch.equal(SparseOperator.from_index(index, weight, 2).to_dense(),
+                       make().to_dense())
+
+
 @pytest.mark.skipif(not WITH_TORCH_SPARSE, reason="torch_sparse is not installed "
                     "(or blocked by TGSAN_WITHOUT_EXTENSIONS=1)")
 def test_to_index_weight_from_sparse_tensor():

@@ -722,6 +722,10 @@ def to_index_weight(
             row, col, weight = adj.coo()
             index = torch.stack([col, row])
         else:
+            if adj.layout == torch.sparse_coo and not adj.is_coalesced():
+                # (PyG's to_edge_index flags the tensor it is given as coalesced,
+                # which left the caller's duplicates unsummed for torch.sparse)
+                adj = adj.coalesce()
             index, weight = to_edge_index(adj)
             index = index.flip(0)
         if weight is not None and not weight.is_floating_point():
