@@ -601,6 +601,16 @@ def test_invalid_inputs(kit):
         conv(x.float(), data.operators(1))
     with pytest.raises(TypeError, match="not supported on the CPU"):
         conv.to(torch.bfloat16)(x.bfloat16(), data.operators(1))
+    # parameters and data on different devices (a layer made on 'meta' returned
+    # uninitialised memory)
+    with torch.device('meta'):
+        deferred = make_conv()
+    with pytest.raises(ValueError, match="'x' is on cpu but the layer's parameters "
+                       "are on meta.*to_empty\\(\\) and reset_parameters"):
+        deferred(x, data.operators(1))
+    with pytest.raises(ValueError, match="'x' is on meta but the layer's parameters "
+                       "are on cpu"):
+        make_conv()(x.to('meta'), data.operators(1))
 
 
 @pytest.mark.parametrize('config', CONFIGS)

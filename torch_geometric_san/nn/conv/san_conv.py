@@ -651,6 +651,14 @@ class SANConv(MessagePassing):
                              f"{self.in_channels}] (got {list(x.shape)})")
         check_same_dtype(x, self.lin.weight.dtype, 'x', *(
             ('model', 'model') if model else ('layer', 'conv')))
+        device = self.lin.weight.device
+        if x.device != device:  # (a model on 'meta' returned uninitialised memory)
+            raise ValueError(
+                f"'x' is on {x.device} but the {'model' if model else 'layer'}'s "
+                f"parameters are on {device}; move the data or the "
+                f"{'model' if model else 'layer'} with .to()" +
+                (" (parameters made on 'meta' need to_empty() and "
+                 "reset_parameters() first)" if device.type == 'meta' else ''))
         if x.device.type == 'cpu' and x.dtype in (torch.float16, torch.bfloat16):
             raise TypeError(f"{x.dtype} is not supported on the CPU (its sparse "
                             f"kernels need float32 or float64)")
