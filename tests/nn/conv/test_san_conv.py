@@ -541,6 +541,11 @@ def test_special_cases_refuse_what_they_fix(cls, kwargs, match):
     (dict(attention='shared', J_up=2, J_down=1), ValueError, "J_up == J_down"),
     (dict(shared_weights=True, J_up=1, J_down=2), ValueError, "J_up == J_down"),
     (dict(shared_weights=True, J_up=0, J_down=0), ValueError, "J_up == J_down >= 1"),
+    # MessagePassing's arguments were accepted and had no effect (node_dim failed
+    # with Python's "multiple values" error)
+    (dict(aggr='mean'), TypeError, "unexpected arguments \\['aggr'\\]: SANConv sums"),
+    (dict(flow='target_to_source', node_dim=0), TypeError,
+     "unexpected arguments \\['flow', 'node_dim'\\]"),
 ])
 def test_invalid_configuration(kwargs, error, match):
     with pytest.raises(error, match=match):

@@ -187,8 +187,10 @@ class SANConv(MessagePassing):
             same operators, their weight products batched. Member :math:`e`
             computes exactly what a layer with its parameters computes on
             signal :math:`e` alone. (default: :obj:`None`)
-        **kwargs (optional): Additional arguments of
-            :class:`torch_geometric.nn.conv.MessagePassing`.
+        **kwargs (optional): None is taken; each is refused by name. The layer
+            sums its messages in its own sparse products, so the arguments of
+            :class:`torch_geometric.nn.conv.MessagePassing` (:obj:`aggr`,
+            :obj:`flow`, :obj:`node_dim`, ...) would have no effect.
 
     Shapes:
         - **input:**
@@ -240,8 +242,12 @@ class SANConv(MessagePassing):
             raise TypeError("'cached' was removed: layers keep no operators; build "
                             "them once with ops = data.operators(k) and pass the same "
                             "value to every call (see the migration page)")
-        kwargs.setdefault('aggr', 'add')
-        super().__init__(node_dim=-2, **kwargs)
+        if kwargs:  # (MessagePassing's aggr, flow, ... were accepted and ignored)
+            raise TypeError(f"unexpected arguments {sorted(kwargs)}: {type(self).__name__} "
+                            f"sums its messages in its own sparse products, so "
+                            f"MessagePassing's arguments (aggr, flow, node_dim, ...) "
+                            f"would have no effect")
+        super().__init__(aggr='add', node_dim=-2)
         for name, value, low in (("in_channels", in_channels, 1),
                                  ("out_channels", out_channels, 1), ("heads", heads, 1),
                                  ("J_up", J_up, 0), ("J_down", J_down, 0)):
@@ -364,7 +370,7 @@ class SANConv(MessagePassing):
                 each index an :obj:`edge_index`-style tensor, a
                 :class:`torch_sparse.SparseTensor` or a :mod:`torch.sparse`
                 tensor (PyG's transposed adjacency), :obj:`None` where absent.
-            return_attention_weights (bool, optional): If set to any value,
+            return_attention_weights (bool, optional): If :obj:`True`,
                 additionally returns the attention coefficients of the upper
                 and lower branches. (default: :obj:`None`)
 
