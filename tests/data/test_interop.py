@@ -240,3 +240,20 @@ def test_a_missing_toponetx_says_how_to_install_it(monkeypatch):
         lifted().to_toponetx()
     with pytest.raises(ImportError, match="optional dependency"):
         SimplicialComplexData.from_toponetx(object())
+
+
+@needs_toponetx
+@pytest.mark.parametrize('dtype', [torch.uint8, torch.bool])
+def test_oriented_export_refuses_signals_it_cannot_negate(dtype):
+    # the edge is stored from 1 to 0; uint8 3 became 253, bool stayed as it was
+    x_1 = torch.ones(1, 1, dtype=dtype)
+    data = SimplicialComplexData.from_incidence([np.array([[1], [-1]])], x_1=x_1)
+    with pytest.raises(TypeError, match=f"'x_1' \\({str(dtype)[6:]}\\) cannot be "
+                       "negated.*oriented=False"):
+        data.to_toponetx()
+    values = data.to_toponetx(oriented=False).get_simplex_attributes('x', 1)
+    np.testing.assert_array_equal(values[(0, 1)], x_1[0].numpy())
+    # in the reference orientation nothing is negated, and nothing refused
+    data = SimplicialComplexData.from_incidence([np.array([[-1], [1]])], x_1=x_1)
+    values = data.to_toponetx().get_simplex_attributes('x', 1)
+    np.testing.assert_array_equal(values[(0, 1)], x_1[0].numpy())

@@ -167,8 +167,12 @@ def _to_toponetx(data: Any, signal: Optional[str], oriented: bool) -> Any:
             empty[k] = (shape, x.dtype.str)
             continue
         if oriented:
-            sign = _orientations(data, k).astype(x.dtype)
-            x = x * sign.reshape(-1, *([1] * (x.ndim - 1)))
+            sign = _orientations(data, k)
+            if x.dtype.kind in 'bu' and bool((sign < 0).any()):  # (wrapped or kept)
+                raise TypeError(f"'x_{k}' ({x.dtype}) cannot be negated for the "
+                                f"{k}-simplices stored in the opposite orientation; "
+                                f"convert it to a signed type, or pass oriented=False")
+            x = x * sign.astype(x.dtype).reshape(-1, *([1] * (x.ndim - 1)))
         keys = map(tuple, _simplex_rows(data, k).tolist())
         complex.set_simplex_attributes(dict(zip(keys, x)), name=signal)
     if empty:

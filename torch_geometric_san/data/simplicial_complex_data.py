@@ -425,7 +425,9 @@ class SimplicialComplexData(Data):
         Raises:
             ImportError: If TopoNetX is not installed.
             TypeError: If :obj:`signal` is not a str or :obj:`None`, or
-                :obj:`oriented` not a bool.
+                :obj:`oriented` not a bool, or an unsigned or bool signal would
+                be negated (:obj:`oriented=True` with simplices stored in the
+                opposite orientation).
             ValueError: If a signal ``x_k`` has not one row per k-simplex.
         """
         return _interop._to_toponetx(self, signal, oriented)
