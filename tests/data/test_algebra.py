@@ -364,3 +364,26 @@ def test_boundary_eigenvalues_are_those_of_the_laplacians(random_tree):
     for k, value in enumerate(values, start=1):  # spectrum_k = (s_k, s_{k+1})
         value = torch.tensor(value, dtype=torch.float32)  # as the spectra are stored
         assert value == data[f'spectrum_{k}'][0, 0] == data[f'spectrum_{k - 1}'][0, 1]
+
+
+def test_spectra_of_a_star_need_no_square_of_its_degree():
+    # The Gram matrix was chosen by its size: B_1^T B_1 of a star (one entry per
+    # pair of its 3,000 edges, 77 MB) rather than B_1 B_1^T (about 4 per edge).
+    import tracemalloc
+    d = 3000
+    edges = torch.stack([torch.zeros(d, dtype=torch.long), torch.arange(1, d + 1)], 1)
+    tracemalloc.start()
+    try:
+        light = SimplicialComplexData.from_simplices([edges], laplacians=False,
+                                                     close=True)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 * 2 ** 20, f'{peak / 2 ** 20:.1f} MB'
+    # the same spectra as with the Laplacians (lambda_max of a star: d + 1)
+    full = SimplicialComplexData.from_simplices([edges[:50]], close=True)
+    small = SimplicialComplexData.from_simplices([edges[:50]], close=True,
+                                                 laplacians=False)
+    for k in range(2):
+        assert torch.equal(small[f'spectrum_{k}'], full[f'spectrum_{k}'])
+    assert torch.allclose(light.spectrum_1, torch.tensor([[d + 1.0, 0.0]]))

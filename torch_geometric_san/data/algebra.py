@@ -459,7 +459,8 @@ def hodge_laplacians(boundaries: Sequence[sp.csc_array], num_nodes: int,
     :math:`\mathbf{L}_{k-1}^{(u)} = \mathbf{B}_k \mathbf{B}_k^\top` agree; so
     :math:`\lambda_{\max}(\mathbf{L}_k) = \max(s_k, s_{k+1})` with
     :math:`s_k = \lambda_{\max}(\mathbf{B}_k^\top \mathbf{B}_k)`, computed once per
-    ``k`` on the smaller of the two Gram matrices.
+    ``k`` on the Gram matrix with fewer entries (judged by the squared numbers of
+    faces per simplex and of cofaces per face, which bound them).
 
     Args:
         boundaries (Sequence[scipy.sparse.csc_array]): :math:`\mathbf{B}_1, \ldots,
@@ -483,7 +484,7 @@ def hodge_laplacians(boundaries: Sequence[sp.csc_array], num_nodes: int,
             columns = boundaries[k]
             rows = columns.tocsr()  # CSR @ CSR products need no further conversion
             up, next_down = _sorted(rows @ columns.T), _sorted(columns.T @ rows)
-            s_up = largest_eigenvalue(min(up, next_down, key=lambda m: m.shape[0]),
+            s_up = largest_eigenvalue(up if _up_gram_is_smaller(columns) else next_down,
                                       dtype)
         else:
             up, next_down, s_up = _zero(down.shape[0]), None, 0.0
@@ -502,10 +503,12 @@ def boundary_eigenvalues(boundaries: Sequence[sp.csc_array],
     r"""The largest eigenvalues :math:`s_k = \lambda_{\max}(\mathbf{B}_k^\top
     \mathbf{B}_k)` for ``k = 1..K``, without the Laplacians of the complex.
 
-    Each comes from the smaller of the two Gram matrices
+    Each comes from the one of the two Gram matrices
     :math:`\mathbf{B}_k^\top \mathbf{B}_k` and :math:`\mathbf{B}_k \mathbf{B}_k^\top`
-    (their non-zero spectra agree), as :func:`hodge_laplacians` computes it, so the
-    two give the same values; the spectrum of order :math:`k` is
+    (their non-zero spectra agree) with fewer entries, judged without forming
+    either (a star graph's :math:`\mathbf{B}_1^\top \mathbf{B}_1` has the square
+    of the hub's degree), as :func:`hodge_laplacians` computes it, so the two give
+    the same values; the spectrum of order :math:`k` is
     :math:`(s_k, s_{k+1})` with :math:`s_0 = s_{K+1} = 0`.
 
     Args:
@@ -520,13 +523,24 @@ def boundary_eigenvalues(boundaries: Sequence[sp.csc_array],
     out = []
     for columns in boundaries:
         rows = columns.tocsr()
-        if columns.shape[0] <= columns.shape[1]:
+        if _up_gram_is_smaller(columns):
             gram = _sorted(rows @ columns.T)
         else:
             gram = _sorted(columns.T @ rows)
         out.append(largest_eigenvalue(gram, dtype) if columns.nnz else 0.0)
         del rows, gram
     return out
+
+
+def _up_gram_is_smaller(columns: sp.csc_array) -> bool:
+    # Whether B B^T has at most the entries of B^T B, judged by bounds that need
+    # neither product: each simplex pairs its faces (column counts squared), each
+    # face its cofaces (row counts squared). Judged by their sizes instead, the
+    # choice took B^T B of a star graph: the square of the hub's degree.
+    faces_per_simplex = np.diff(columns.indptr).astype(np.int64)
+    cofaces_per_face = np.bincount(columns.indices, minlength=columns.shape[0])
+    return int((faces_per_simplex ** 2).sum()) <= \
+        int((cofaces_per_face.astype(np.int64) ** 2).sum())
 
 
 def _zero(n: int) -> sp.csr_array:
