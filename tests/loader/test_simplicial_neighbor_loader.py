@@ -160,3 +160,28 @@ def test_bad_input(planar, delaunay):
     del old['spectrum_1']
     with pytest.raises(ValueError, match="no 'spectrum_1'"):
         SimplicialNeighborLoader(old, [2])
+    # features with a row too many were sampled misaligned (too few: IndexError)
+    for rows in (n + 1, n - 1):
+        wrong = planar.clone()
+        wrong.x_1 = torch.randn(rows, 2)
+        with pytest.raises(ValueError, match=f"'x_1' needs one row per 1-simplex, "
+                           f"{n} \\(found \\[{rows}, 2\\]\\)"):
+            SimplicialNeighborLoader(wrong, [2])
+
+
+@pytest.mark.parametrize('sampler', [
+    [0, 1, 2, 0],
+    torch.utils.data.WeightedRandomSampler(torch.ones(4), 4, replacement=True,
+                                           generator=torch.Generator().manual_seed(3)),
+])
+def test_a_seed_twice_in_a_batch_is_refused(sampler):
+    # The sub-complex held the simplex twice, and MultiOrderSAN's messages to its
+    # faces counted it twice (silently wrong outputs).
+    data = SimplicialComplexData.from_simplices(
+        [[0, 1, 2], [1, 2, 3], [2, 3, 4], [0, 2, 5]], close=True)
+    loader = SimplicialNeighborLoader(data, [-1], order=2, batch_size=4, sampler=sampler)
+    with pytest.raises(ValueError, match='the sampler gave a seed twice in one batch'):
+        next(iter(loader))
+    distinct = SimplicialNeighborLoader(data, [-1], order=2, batch_size=2,
+                                        sampler=[3, 1, 0, 2])
+    assert [batch.n_id[:2].tolist() for batch in distinct] == [[3, 1], [0, 2]]

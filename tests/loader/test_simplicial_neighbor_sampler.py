@@ -5,7 +5,7 @@ import torch
 from torch_geometric.data import Batch
 
 from torch_geometric_san.data import SimplicialComplexData
-from torch_geometric_san.loader import SimplicialNeighborSampler
+from torch_geometric_san.loader import SimplicialAdjacency, SimplicialNeighborSampler
 
 
 @pytest.fixture
@@ -129,3 +129,8 @@ def test_bad_arguments(planar, delaunay):
     batch = Batch.from_data_list([delaunay(10), delaunay(12)])
     with pytest.raises(TypeError, match='batch of complexes'):
         SimplicialNeighborSampler(batch, 1, [2])
+    # another order's adjacency was read as this order's (wrong neighbours)
+    with pytest.raises(ValueError, match='adjacency is of order 0 with'):
+        SimplicialNeighborSampler(planar, 1, [2], adjacency=SimplicialAdjacency(planar, 0))
+    with pytest.raises(TypeError, match='adjacency must be a SimplicialAdjacency'):
+        SimplicialNeighborSampler(planar, 1, [2], adjacency=planar)

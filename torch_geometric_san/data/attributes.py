@@ -84,7 +84,8 @@ def simplex_attr_orders(
             :obj:`attrs` not a dict of names to ints.
         ValueError: If an attribute of :obj:`attrs` is missing, computed by the
             constructors (or ``edge_index``), of an order above the complex's, or
-            does not have :math:`N_k` rows.
+            does not have :math:`N_k` rows, or a feature ``x_k`` has not
+            :math:`N_k` rows.
 
     Example:
         >>> import torch
@@ -120,8 +121,12 @@ def simplex_attr_orders(
         if key in attrs or key == 'edge_index' or _COMPUTED.fullmatch(key):
             continue
         if feature is not None:
-            if isinstance(value, Tensor) and int(feature.group(1)) < len(counts):
-                owners[key] = int(feature.group(1))
+            k = int(feature.group(1))
+            if isinstance(value, Tensor) and k < len(counts):
+                problem = rows_problem(key, value, k, counts[k])
+                if problem:  # (its rows would be moved as if they were the simplices')
+                    raise ValueError(problem)
+                owners[key] = k
             continue
         if not isinstance(value, Tensor) or value.dim() == 0 or \
                 value.size(0) <= 1 or data.__cat_dim__(key, value) != 0:

@@ -91,8 +91,10 @@ class SimplicialNeighborLoader(torch.utils.data.DataLoader):
             :obj:`num_neighbors`, or a :obj:`dataset` or :obj:`collate_fn`
             argument (the loader sets both).
         ValueError: An order out of range, a complex without its spectrum, seeds
-            out of range or repeated, a mask of the wrong size, or an attribute
-            of :obj:`attrs` missing or without :math:`N_k` rows.
+            out of range or repeated, a mask of the wrong size, a feature ``x_j``
+            or an attribute of :obj:`attrs` missing or without :math:`N_j` rows;
+            while iterating, a :obj:`sampler` that gives a seed twice in one batch
+            (with replacement).
 
     Example:
         >>> from torch_geometric_san.data import SimplicialComplexData
@@ -168,6 +170,14 @@ class SimplicialNeighborLoader(torch.utils.data.DataLoader):
         """
         # (one position, not a list, where the DataLoader has batch_size=None)
         seeds = self.input_ids[torch.as_tensor(index, dtype=torch.long).view(-1)]
+        if seeds.numel() > 1 and torch.unique(seeds).numel() < seeds.numel():
+            # (the sub-complex would hold the simplex twice: the faces' messages of
+            # a multi-order model counted it twice)
+            raise ValueError(
+                "the sampler gave a seed twice in one batch (a sampler with "
+                "replacement, such as WeightedRandomSampler?); a sampled sub-complex "
+                "holds each simplex once: use a sampler without replacement, or "
+                "weight the loss instead")
         n_id, num_sampled = self.simplex_sampler.sample(seeds)
         batch = _subcomplex(self.data, self.order, n_id, self.adjacency,
                            self.edge_rows, self.attr_orders)

@@ -42,8 +42,8 @@ class SimplicialNeighborSampler:
         TypeError: If :obj:`data` is not a single
             :class:`~torch_geometric_san.data.SimplicialComplexData` or an argument
             has the wrong type.
-        ValueError: If :obj:`order` is out of range or a number of neighbours is
-            below :obj:`-1`.
+        ValueError: If :obj:`order` is out of range, a number of neighbours is
+            below :obj:`-1`, or :obj:`adjacency` is of another order or size.
 
     Example:
         >>> from torch_geometric_san.data import SimplicialComplexData
@@ -72,6 +72,14 @@ class SimplicialNeighborSampler:
         self.num_simplices = data.num_simplices(order)
         if adjacency is None:
             adjacency = SimplicialAdjacency(data, self.order)
+        elif not isinstance(adjacency, SimplicialAdjacency):
+            raise TypeError(f"adjacency must be a SimplicialAdjacency, not "
+                            f"{type(adjacency).__name__}")
+        elif (adjacency.order, adjacency.num_simplices) != (order, self.num_simplices):
+            # (the neighbours were read from another order's table)
+            raise ValueError(f"adjacency is of order {adjacency.order} with "
+                             f"{adjacency.num_simplices} simplices, but the sampler's "
+                             f"order {order} has {self.num_simplices}")
         self.adjacency = adjacency
         self.indptr, self.indices = adjacency.indptr, adjacency.indices
         # whether a simplex is sampled (reset after each call), and the scratch of
