@@ -45,6 +45,27 @@ def test_rips_matches_the_distances():
         assert data[f'simplices_{k}'].tolist() == expected
 
 
+@pytest.mark.parametrize('seed', range(4))
+def test_rips_is_gudhis_rips_complex(seed):
+    # The edges come from a k-d tree (gudhi.RipsComplex measured every pair); on a
+    # grid, many pairs lie exactly at the threshold, and GUDHI's rule decides them.
+    import gudhi
+    from torch_geometric_san.data import algebra
+    rng = np.random.default_rng(seed)
+    pos = np.round(rng.random((40, 1 + seed % 3)) * 4) / 4
+    for length in (0.0, 0.25, math.sqrt(2) / 4, 0.5, 0.6):
+        data = LiftToRipsComplex(max_edge_length=length, max_order=3)(
+            Data(pos=torch.from_numpy(pos)))
+        tree = gudhi.RipsComplex(points=pos, max_edge_length=length)
+        expected = algebra.simplex_tree_to_arrays(
+            tree.create_simplex_tree(max_dimension=3), 3)
+        assert data.num_nodes == 40
+        for k in (1, 2, 3):  # (the tree lists the orders it holds)
+            rows = expected[k] if k < len(expected) else []
+            assert np.array_equal(data[f'simplices_{k}'].numpy(),
+                                  np.asarray(rows).reshape(-1, k + 1))
+
+
 def test_alpha_of_an_equilateral_triangle():
     # Edges: empty balls of squared radius 1/4; the triangle: its circumradius^2 1/3.
     assert simplices(LiftToAlphaComplex()(Data(pos=TRIANGLE))) == [

@@ -4,14 +4,18 @@ from typing import List
 import gudhi
 import numpy as np
 import torch
+from scipy.spatial import cKDTree
 
 from torch_geometric_san.transforms._lifting import _check_threshold, _PointCloudLifting
 
 
 class LiftToRipsComplex(_PointCloudLifting):
     r"""Lifts a point cloud (``pos`` ``[N, D]``) to its Vietoris-Rips complex up to
-    order :obj:`max_order`, built with GUDHI (:class:`gudhi.RipsComplex`), and returns a
-    :class:`~torch_geometric_san.data.SimplicialComplexData`.
+    order :obj:`max_order`, the complex of :class:`gudhi.RipsComplex`, and returns a
+    :class:`~torch_geometric_san.data.SimplicialComplexData`. The edges are found with
+    a k-d tree (:class:`scipy.spatial.cKDTree`, in time about proportional to the
+    points and edges, where :class:`gudhi.RipsComplex` measures every pair) and
+    expanded to cliques by GUDHI (:meth:`gudhi.SimplexTree.expansion`).
 
     Vertex :math:`i` is the point ``pos[i]``; two points at (Euclidean) distance at most
     :obj:`max_edge_length` span an edge, and every :math:`(k+1)`-clique of those edges
@@ -58,8 +62,19 @@ class LiftToRipsComplex(_PointCloudLifting):
         self.max_edge_length = _check_threshold(max_edge_length, 'max_edge_length')
 
     def _simplex_tree(self, points: np.ndarray) -> gudhi.SimplexTree:
-        rips = gudhi.RipsComplex(points=points, max_edge_length=self.max_edge_length)
-        return rips.create_simplex_tree(max_dimension=self.max_order)
+        # gudhi.RipsComplex measures every pair of points (quadratic in N, whatever
+        # the threshold); a k-d tree finds the candidate pairs, kept by the distance
+        # as GUDHI computes and compares it (the root of the summed squares).
+        tree = gudhi.SimplexTree()
+        tree.insert_batch(np.arange(len(points))[None], np.zeros(len(points)))
+        pairs = cKDTree(points).query_pairs(self.max_edge_length * (1 + 1e-9),
+                                            output_type='ndarray')
+        if len(pairs):
+            gap = points[pairs[:, 0]] - points[pairs[:, 1]]
+            pairs = pairs[np.sqrt((gap * gap).sum(1)) <= self.max_edge_length]
+            tree.insert_batch(np.sort(pairs, axis=1).T, np.zeros(len(pairs)))
+        tree.expansion(self.max_order)
+        return tree
 
     def _options(self) -> List[str]:
         return [f'max_edge_length={self.max_edge_length}'] + super()._options()
