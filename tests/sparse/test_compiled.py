@@ -91,6 +91,31 @@ def test_attention_matches_composite(both, given):
 
 
 @requires_kernels
+@pytest.mark.parametrize('constant', ['target', 'source'])
+def test_attention_double_backward_with_a_constant_input(both, constant):
+    # The kernel's double backward asked autograd for the gradient of every given
+    # input, and autograd refuses one that does not require grad.
+    op = pattern(seed=4)
+    torch.manual_seed(0)
+    scores = {name: torch.randn(9, 3, dtype=torch.float64,
+                                requires_grad=name != constant)
+              for name in ('target', 'source')}
+    variable = [t for t in scores.values() if t.requires_grad]
+
+    def run():
+        alpha = op.attention(0.2, None, scores['target'], scores['source'])
+        grad, = torch.autograd.grad((alpha * alpha.detach()).sum(), variable,
+                                    create_graph=True)
+        return (grad, *torch.autograd.grad((grad ** 2).sum(), variable))
+
+    for kernel, composite in zip(*both(run)):
+        assert torch.allclose(kernel, composite, atol=1e-12)
+    assert torch.autograd.gradgradcheck(
+        lambda t: op.attention(0.2, None, *((t, scores['source']) if constant == 'source'
+                                            else (scores['target'], t))), variable)
+
+
+@requires_kernels
 def test_attention_float32_matches_composite(both):
     op = pattern(n=40, density=0.2, seed=2)
     target, source = torch.randn(40, 32) * 10, torch.randn(40, 32) * 10

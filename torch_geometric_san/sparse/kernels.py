@@ -259,22 +259,26 @@ class _Attention(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_alpha: Tensor):
         ptr, col, score, target, source, alpha = ctx.saved_tensors
+        tensors = (score, target, source)
         if torch.is_grad_enabled():
-            # Double backward: the gradient of the composite, which is differentiable.
-            inputs = [t for t in (score, target, source) if t is not None]
+            # Double backward: the gradient of the composite, which is differentiable,
+            # for the inputs that need one (autograd.grad refuses the others).
+            needed = [t is not None and ctx.needs_input_grad[3 + i]
+                      for i, t in enumerate(tensors)]
             row = torch.repeat_interleave(
                 torch.arange(ptr.numel() - 1, device=ptr.device),
                 (ptr[1:] - ptr[:-1]).long())
             grads = iter(torch.autograd.grad(
                 _attention_composite(row, col.long(), ptr.numel() - 1, score, target,
                                      source, ctx.slope),
-                inputs, grad_alpha, create_graph=True))
-        else:
-            grads = iter(ctx.kernels.attention_backward(
-                ptr, col, score, target, source, ctx.slope, alpha,
-                grad_alpha.contiguous()))
+                [t for t, need in zip(tensors, needed) if need], grad_alpha,
+                create_graph=True))
+            return (None, None, None, *(next(grads) if need else None
+                                        for need in needed), None)
+        grads = iter(ctx.kernels.attention_backward(
+            ptr, col, score, target, source, ctx.slope, alpha, grad_alpha.contiguous()))
         return (None, None, None, *(None if t is None else next(grads)
-                                    for t in (score, target, source)), None)
+                                    for t in tensors), None)
 
 
 def _attention_composite(row: Tensor, col: Tensor, num_rows: int, score: OptTensor,
