@@ -311,7 +311,10 @@ class SparseOperator(_Immutable):
         where :attr:`eigenvalue` gives the eigenvalue of each row's block,
         else of the whole operator (:func:`largest_eigenvalue`, on the CPU).
         A zero operator stays zero. The fixed normalisation of the SCNN, SNN
-        and SCN layers, whose filter powers it keeps bounded."""
+        and SCN layers, whose filter powers it keeps bounded. The eigenvalue is a
+        constant for autograd: values that require a gradient get that of
+        :math:`\mathbf{A} / \lambda` with :math:`\lambda` held fixed, not the
+        derivative of :math:`\lambda_{\max}` itself."""
         return self._derived('scaled', self._scaled)
 
     def _scaled(self) -> 'SparseOperator':

@@ -172,8 +172,9 @@ class SANConv(MessagePassing):
         normalize (bool, optional): Whether fixed-weight branches use the upper
             and lower Laplacians divided by their largest eigenvalues, per
             complex (:meth:`~torch_geometric_san.sparse.SparseOperator.scaled`),
-            which keeps their powers bounded, instead of the values as given.
-            (default: :obj:`False`)
+            which keeps their powers bounded, instead of the values as given
+            (learnable values get their gradient with the eigenvalues held
+            fixed). (default: :obj:`False`)
         gain (float, optional): Gain of the Glorot (Xavier uniform)
             initialisation of the filter weights and attention vectors.
             (default: :obj:`1.0`)
