@@ -383,3 +383,21 @@ def test_kept_edge_index_batches_and_converts_to_networkx():
     assert torch.equal(batch.simplices_1[4:], lifted[1].simplices_1 + offset)
     nx_graph = to_networkx(lifted[0], to_undirected=True)
     assert sorted(nx_graph.edges()) == [(0, 1), (0, 2), (1, 2), (2, 3)]
+
+
+def test_a_hub_without_laplacians():
+    # A star's lower Laplacian of the edges has the square of the hub's degree; a
+    # complex for the neighbour loader need not store it.
+    from torch_geometric_san.loader import SimplicialNeighborLoader
+    n = 3000
+    star = Data(edge_index=torch.stack([torch.zeros(n, dtype=torch.long),
+                                        torch.arange(1, n + 1)]), num_nodes=n + 1)
+    with pytest.raises(TypeError, match='laplacians must be True or False'):
+        LiftToCliqueComplex(laplacians=1)
+    light = LiftToCliqueComplex(laplacians=False)(star)
+    assert 'down_index_1' not in light and light.num_simplices(1) == n
+    # (single-precision products on the hub's row: within about 1e-5)
+    torch.testing.assert_close(light.spectrum_0, torch.tensor([[0.0, n + 1.0]]),
+                               rtol=1e-5, atol=0)
+    batch = next(iter(SimplicialNeighborLoader(light, [-1], order=1, batch_size=2)))
+    assert batch.batch_size == 2 and batch.num_simplices(1) == n

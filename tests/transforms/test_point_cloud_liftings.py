@@ -189,3 +189,21 @@ def test_bad_input(name, data, error, pattern):
 def test_bad_options(make, error, pattern):
     with pytest.raises(error, match=pattern):
         make()
+
+
+@pytest.mark.parametrize('name', LIFTS)
+def test_without_laplacians(name):
+    # the complex the loader samples: simplices, boundaries and spectra of the full one
+    pos = random_cloud(7, n=40)
+    full = LIFTS[name]()(Data(pos=pos))
+    lift = LIFTS[name]()
+    lift.laplacians = False
+    light = lift(Data(pos=pos))
+    assert 'up_index_1' not in light and 'laplacians=False' in repr(lift)
+    assert light.num_nodes == full.num_nodes
+    for key in light.keys():
+        if key != 'num_nodes':
+            assert torch.equal(light[key], full[key]), key
+    assert {key for key in full.keys() if key not in light} == {
+        key for key in full.keys()
+        if any(key.startswith(kind) for kind in ('up_', 'down_', 'hodge_'))}

@@ -11,6 +11,7 @@ from torch_geometric.data import Batch, Data
 from torch_geometric.transforms import BaseTransform
 
 from torch_geometric_san.data import SimplicialComplexData, algebra
+from torch_geometric_san.utils.validation import check_bool
 
 #: The ways node features are lifted to the simplices above them.
 REDUCES = ('mean', 'sum')
@@ -27,7 +28,7 @@ class _Lifting(BaseTransform):
     complex, whether and how node features are lifted, and the floating type."""
 
     def __init__(self, max_order: int, lift_x: bool, reduce: str,
-                 dtype: torch.dtype) -> None:
+                 dtype: torch.dtype, laplacians: bool) -> None:
         if not isinstance(max_order, int) or isinstance(max_order, bool):
             raise TypeError(f"max_order must be an int, not {type(max_order).__name__}")
         if max_order < 1:
@@ -42,6 +43,7 @@ class _Lifting(BaseTransform):
         self.lift_x = lift_x
         self.reduce = reduce
         self.dtype = dtype
+        self.laplacians = check_bool(laplacians, 'laplacians')
 
     def _check_data(self, data: Any) -> None:
         if not isinstance(data, Data):
@@ -74,7 +76,7 @@ class _Lifting(BaseTransform):
             attrs['x_0'] = _as_column(data.x)
         out = SimplicialComplexData.from_simplices(
             list(simplices), num_nodes=num_nodes, order=self.max_order, dtype=self.dtype,
-            **attrs, **features)
+            laplacians=self.laplacians, **attrs, **features)
         if self.lift_x and 'x_0' in out:
             for k in range(1, self.max_order + 1):
                 lifted = _lift_node_features(out.x_0, out[f'simplices_{k}'], self.reduce,
@@ -86,7 +88,8 @@ class _Lifting(BaseTransform):
 
     def _options(self) -> List[str]:
         return [f'max_order={self.max_order}', f'lift_x={self.lift_x}',
-                f'reduce={self.reduce!r}']
+                f'reduce={self.reduce!r}'] + ([] if self.laplacians else
+                                              ['laplacians=False'])
 
     def __repr__(self) -> str:
         return f"{self.__class__.__name__}({', '.join(self._options())})"

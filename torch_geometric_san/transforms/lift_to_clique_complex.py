@@ -72,6 +72,13 @@ class LiftToCliqueComplex(_Lifting):
             is converted to :obj:`dtype` first. (default: :obj:`"mean"`)
         dtype (torch.dtype, optional): Floating type of the operator weights and of
             converted features. (default: :obj:`torch.float32`)
+        laplacians (bool, optional): Store the Laplacians, as
+            :meth:`~torch_geometric_san.data.SimplicialComplexData.from_simplices`
+            does; without them the complex keeps its simplices, boundaries and
+            ``spectrum_k``, what
+            :class:`~torch_geometric_san.loader.SimplicialNeighborLoader` needs, in
+            far less memory where vertices have many edges (the lower Laplacian of
+            the edges has the square of each degree). (default: :obj:`True`)
 
     Example:
         >>> from torch_geometric.data import Data
@@ -92,8 +99,8 @@ class LiftToCliqueComplex(_Lifting):
     """
     def __init__(self, max_order: int = 2, edge_attr: str = 'flow',
                  lift_x: bool = False, reduce: str = 'mean',
-                 dtype: torch.dtype = torch.float32) -> None:
-        super().__init__(max_order, lift_x, reduce, dtype)
+                 dtype: torch.dtype = torch.float32, laplacians: bool = True) -> None:
+        super().__init__(max_order, lift_x, reduce, dtype, laplacians)
         if edge_attr not in EDGE_ATTRS:
             raise ValueError(f"edge_attr must be one of {EDGE_ATTRS}, got {edge_attr!r}")
         self.edge_attr = edge_attr

@@ -44,6 +44,13 @@ class LiftToRipsComplex(_PointCloudLifting):
             (see :class:`LiftToCliqueComplex`). (default: :obj:`"mean"`)
         dtype (torch.dtype, optional): Floating type of the operator weights and of
             lifted integer features. (default: :obj:`torch.float32`)
+        laplacians (bool, optional): Store the Laplacians, as
+            :meth:`~torch_geometric_san.data.SimplicialComplexData.from_simplices`
+            does; without them the complex keeps its simplices, boundaries and
+            ``spectrum_k``, what
+            :class:`~torch_geometric_san.loader.SimplicialNeighborLoader` needs, in
+            far less memory where vertices have many edges (the lower Laplacian of
+            the edges has the square of each degree). (default: :obj:`True`)
 
     Example:
         >>> from torch_geometric.data import Data
@@ -57,8 +64,8 @@ class LiftToRipsComplex(_PointCloudLifting):
     """
     def __init__(self, max_edge_length: float, max_order: int = 2,
                  lift_x: bool = False, reduce: str = 'mean',
-                 dtype: torch.dtype = torch.float32) -> None:
-        super().__init__(max_order, lift_x, reduce, dtype)
+                 dtype: torch.dtype = torch.float32, laplacians: bool = True) -> None:
+        super().__init__(max_order, lift_x, reduce, dtype, laplacians)
         self.max_edge_length = _check_threshold(max_edge_length, 'max_edge_length')
 
     def _simplex_tree(self, points: np.ndarray) -> gudhi.SimplexTree:
