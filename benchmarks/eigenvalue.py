@@ -48,13 +48,14 @@ SIZES = [10_000, 100_000, 1_000_000]
 
 
 def gram(triangles: np.ndarray) -> sp.csr_array:
-    """The smaller Gram matrix of the boundary of the triangles (rows ``i < j < k``)
-    of a 2-complex, as the package picks it."""
+    """The Gram matrix of the boundary of the triangles (rows ``i < j < k``) of a
+    2-complex that the package picks for the eigenvalue (the one with fewer
+    entries)."""
     vertices = np.arange(int(triangles.max()) + 1)[:, None]
     edges = algebra.close_under_faces([vertices, np.zeros((0, 2), np.int64),
                                        triangles])[1]
     B = algebra.boundary_matrix(triangles, edges)
-    return ((B.T @ B) if B.shape[1] < B.shape[0] else (B @ B.T)).tocsr()
+    return ((B @ B.T) if algebra._up_gram_is_smaller(B) else (B.T @ B)).tocsr()
 
 
 def delaunay(num_edges: int) -> np.ndarray:
