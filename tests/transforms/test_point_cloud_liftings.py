@@ -53,17 +53,27 @@ def test_rips_is_gudhis_rips_complex(seed):
     from torch_geometric_san.data import algebra
     rng = np.random.default_rng(seed)
     pos = np.round(rng.random((40, 1 + seed % 3)) * 4) / 4
-    for length in (0.0, 0.25, math.sqrt(2) / 4, 0.5, 0.6):
-        data = LiftToRipsComplex(max_edge_length=length, max_order=3)(
-            Data(pos=torch.from_numpy(pos)))
-        tree = gudhi.RipsComplex(points=pos, max_edge_length=length)
-        expected = algebra.simplex_tree_to_arrays(
-            tree.create_simplex_tree(max_dimension=3), 3)
-        assert data.num_nodes == 40
-        for k in (1, 2, 3):  # (the tree lists the orders it holds)
-            rows = expected[k] if k < len(expected) else []
-            assert np.array_equal(data[f'simplices_{k}'].numpy(),
-                                  np.asarray(rows).reshape(-1, k + 1))
+    clouds = [(pos, (0.0, 0.25, math.sqrt(2) / 4, 0.5, 0.6))]
+    # In 8 dimensions and more NumPy's sums round otherwise than GUDHI's, term by
+    # term: thresholds at distances of the cloud, computed as GUDHI does.
+    pos = rng.standard_normal((40, 8 + 4 * seed))
+    i, j = np.triu_indices(40, 1)
+    gap = pos[i] - pos[j]
+    clouds.append((pos, np.sqrt(np.cumsum(gap * gap, axis=1)[:, -1])[::97]))
+    # coordinates whose squares overflow (SciPy's k-d tree failed on them)
+    clouds.append((np.array([[0., 0.], [1., 0.], [1e200, 0.], [1e200, 1.]]), (2.0, )))
+    for pos, lengths in clouds:
+        for length in lengths:
+            data = LiftToRipsComplex(max_edge_length=float(length), max_order=3)(
+                Data(pos=torch.from_numpy(pos)))
+            tree = gudhi.RipsComplex(points=pos, max_edge_length=float(length))
+            expected = algebra.simplex_tree_to_arrays(
+                tree.create_simplex_tree(max_dimension=3), 3)
+            assert data.num_nodes == len(pos)
+            for k in (1, 2, 3):  # (the tree lists the orders it holds)
+                rows = expected[k] if k < len(expected) else []
+                assert np.array_equal(data[f'simplices_{k}'].numpy(),
+                                      np.asarray(rows).reshape(-1, k + 1))
 
 
 def test_alpha_of_an_equilateral_triangle():
@@ -89,8 +99,9 @@ def test_alpha_is_the_delaunay_triangulation_up_to_the_dimension():
     assert LiftToAlphaComplex(max_order=2)(cloud).order == 2
 
 
-LIFTS = {'rips': lambda: LiftToRipsComplex(max_edge_length=0.35, max_order=3),
-         'alpha': lambda: LiftToAlphaComplex(max_order=2, max_alpha_square=0.01)}
+LIFTS = {'rips': lambda **kw: LiftToRipsComplex(max_edge_length=0.35, max_order=3, **kw),
+         'alpha': lambda **kw: LiftToAlphaComplex(max_order=2, max_alpha_square=0.01,
+                                                  **kw)}
 
 
 @pytest.mark.parametrize('name', LIFTS)
@@ -196,8 +207,7 @@ def test_without_laplacians(name):
     # the complex the loader samples: simplices, boundaries and spectra of the full one
     pos = random_cloud(7, n=40)
     full = LIFTS[name]()(Data(pos=pos))
-    lift = LIFTS[name]()
-    lift.laplacians = False
+    lift = LIFTS[name](laplacians=False)
     light = lift(Data(pos=pos))
     assert 'up_index_1' not in light and 'laplacians=False' in repr(lift)
     assert light.num_nodes == full.num_nodes

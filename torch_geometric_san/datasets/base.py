@@ -90,7 +90,9 @@ class SharedComplexDataset(InMemoryDataset):
             complex.validate()
         except (ValueError, TypeError, KeyError, AttributeError) as error:
             raise damaged_file(path, f"its complex: {error}") from None
-        if out["items"]:  # stacked, so the first item has the shapes of them all
+        items = out["items"]
+        if items and next(iter(items.values())).size(0):
+            # stacked, so the first item has the shapes of them all
             item = copy.copy(complex)
             for key, value in out["items"].items():
                 item[key] = value[0]

@@ -71,14 +71,25 @@ class LiftToRipsComplex(_PointCloudLifting):
     def _simplex_tree(self, points: np.ndarray) -> gudhi.SimplexTree:
         # gudhi.RipsComplex measures every pair of points (quadratic in N, whatever
         # the threshold); a k-d tree finds the candidate pairs, kept by the distance
-        # as GUDHI computes and compares it (the root of the summed squares).
+        # as GUDHI computes and compares it: the root of the squares summed one
+        # coordinate after the other (NumPy's sum of 8 or more terms rounds
+        # otherwise). The tree squares the coordinates' spans, so clouds where they
+        # overflow are left to GUDHI.
+        with np.errstate(over='ignore'):
+            spread = float((np.ptp(points, axis=0) ** 2).sum()) if len(points) else 0.0
+        if not np.isfinite(spread):
+            rips = gudhi.RipsComplex(points=points, max_edge_length=self.max_edge_length)
+            return rips.create_simplex_tree(max_dimension=self.max_order)
         tree = gudhi.SimplexTree()
         tree.insert_batch(np.arange(len(points))[None], np.zeros(len(points)))
         pairs = cKDTree(points).query_pairs(self.max_edge_length * (1 + 1e-9),
                                             output_type='ndarray')
         if len(pairs):
             gap = points[pairs[:, 0]] - points[pairs[:, 1]]
-            pairs = pairs[np.sqrt((gap * gap).sum(1)) <= self.max_edge_length]
+            squares = np.zeros(len(pairs))
+            for column in gap.T:
+                squares += column * column
+            pairs = pairs[np.sqrt(squares) <= self.max_edge_length]
             tree.insert_batch(np.sort(pairs, axis=1).T, np.zeros(len(pairs)))
         tree.expansion(self.max_order)
         return tree
