@@ -139,6 +139,20 @@ def test_largest_eigenvalue_of_other_dtypes_in_double_precision(dtype):
     assert algebra.largest_eigenvalue(M) == pytest.approx(expected, rel=1e-6)
 
 
+@pytest.mark.parametrize('fmt', ['csr', 'coo'])
+def test_largest_eigenvalue_of_a_hub_within_the_tolerance(fmt):
+    # The up Laplacian of a star's vertices: the hub's row sums 16,000 float32
+    # terms, whose rounding gave 16000.44 for 16001 in single-precision products.
+    n = 16000
+    rows = np.concatenate([np.zeros(n, np.int64), np.arange(1, n + 1)])
+    B = sp.csr_array((np.r_[-np.ones(n), np.ones(n)].astype(np.float32),
+                      (rows, np.r_[np.arange(n), np.arange(n)])), shape=(n + 1, n))
+    M = (B @ B.T).asformat(fmt)
+    assert M.dtype == np.float32
+    assert algebra.largest_eigenvalue(M, torch.float32) == pytest.approx(n + 1.0,
+                                                                         rel=1e-6)
+
+
 def test_largest_eigenvalue_of_invariant_start():
     # A multiple of the identity: the first step spans an invariant subspace.
     M = sp.diags_array(np.full(600, 3.0, dtype=np.float32)).tocsr()

@@ -32,6 +32,9 @@ DENSE_EIGEN_LIMIT = 512
 EIGEN_TOL = 1e-6
 #: Its tolerance in double precision: a few units of float64 rounding.
 _DOUBLE_TOL = 8 * float(np.finfo(np.float64).eps)
+#: Rows longer than this get the single-precision Lanczos products in double
+#: precision: a sum of that many float32 terms rounds beyond EIGEN_TOL.
+_LONG_ROW = 1024
 #: The BLAS libraries loaded with NumPy and SciPy (scanning them takes milliseconds).
 _THREADPOOLS = ThreadpoolController()
 
@@ -560,10 +563,10 @@ def largest_eigenvalue(matrix: sp.sparray, dtype: torch.dtype = torch.float32) -
     Dense and exact up to :data:`DENSE_EIGEN_LIMIT` rows; above, the Lanczos
     recurrence from a fixed start vector, without restarts or reorthogonalisation:
     for single precision to relative tolerance :data:`EIGEN_TOL` with products in
-    the matrix's precision (whose rounding on rows of many entries can exceed it: a
-    star's hub row of 16,000 entries gives about :math:`3 \cdot 10^{-5}`), for
-    :obj:`torch.float64` to machine precision with products in double precision.
-    Both run on one BLAS thread.
+    the matrix's precision (in double precision where a row holds more than 1,024
+    entries, whose float32 sums round beyond it: a star's hub row of 16,000 entries
+    gave about :math:`3 \cdot 10^{-5}`), for :obj:`torch.float64` to machine
+    precision with products in double precision. Both run on one BLAS thread.
 
     The recurrence :math:`\beta_j \mathbf{v}_{j+1} = \mathbf{A} \mathbf{v}_j -
     \alpha_j \mathbf{v}_j - \beta_{j-1} \mathbf{v}_{j-1}` keeps three float64
@@ -598,10 +601,18 @@ def largest_eigenvalue(matrix: sp.sparray, dtype: torch.dtype = torch.float32) -
     with _THREADPOOLS.limit(limits=1, user_api='blas'):
         if matrix.shape[0] <= DENSE_EIGEN_LIMIT:
             return float(np.linalg.eigvalsh(matrix.toarray().astype(np.float64))[-1])
-        if dtype == torch.float64 or matrix.dtype not in (np.float32, np.float64):
+        if dtype == torch.float64 or matrix.dtype not in (np.float32, np.float64) \
+                or _longest_row(matrix) > _LONG_ROW:
             return _lanczos_largest(matrix.astype(np.float64), _DOUBLE_TOL
                                     if dtype == torch.float64 else EIGEN_TOL)
         return _lanczos_largest(matrix, EIGEN_TOL)
+
+
+def _longest_row(matrix: sp.sparray) -> int:
+    # The most entries of a row of a sparse matrix.
+    counts = np.diff(matrix.indptr) if matrix.format == 'csr' else \
+        np.bincount(matrix.tocoo().row, minlength=matrix.shape[0])
+    return int(counts.max()) if len(counts) else 0
 
 
 def _lanczos_largest(matrix: sp.sparray, tol: float, check: int = 5) -> float:
