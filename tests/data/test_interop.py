@@ -257,3 +257,29 @@ def test_oriented_export_refuses_signals_it_cannot_negate(dtype):
     data = SimplicialComplexData.from_incidence([np.array([[-1], [1]])], x_1=x_1)
     values = data.to_toponetx().get_simplex_attributes('x', 1)
     np.testing.assert_array_equal(values[(0, 1)], x_1[0].numpy())
+
+
+@needs_toponetx
+@pytest.mark.parametrize('edges', [[[0, 1], [1, 2]], [], 'single'])
+def test_round_trip_keeps_empty_top_orders(edges):
+    # TopoNetX's dimension is that of its largest simplex: the padded order 2 of a
+    # lifted graph without triangles came back as order 1 (or 0), without x_2.
+    num_nodes = 1 if edges == 'single' else 3
+    edge_index = torch.tensor(edges if edges and edges != 'single' else
+                              torch.zeros(0, 2, dtype=torch.long).tolist(),
+                              dtype=torch.long).view(-1, 2).t()
+    graph = Data(x=torch.randn(num_nodes, 2), edge_index=edge_index,
+                 num_nodes=num_nodes)
+    data = LiftToCliqueComplex(max_order=2, lift_x=True)(graph)
+    for signal in ('x', None):
+        back = SimplicialComplexData.from_toponetx(data.to_toponetx(signal=signal),
+                                                   signal=signal)
+        assert back.order == 2 and back.num_nodes == num_nodes
+        for k in range(3):
+            assert back.num_simplices(k) == data.num_simplices(k)
+            if signal is not None:
+                assert torch.equal(back[f'x_{k}'], data[f'x_{k}'])
+    junk = data.to_toponetx()
+    junk.complex['padded_order'] = 'two'
+    with pytest.raises(ValueError, match="'padded_order' must be an order"):
+        SimplicialComplexData.from_toponetx(junk)

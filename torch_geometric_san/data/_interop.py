@@ -40,7 +40,8 @@ def _from_toponetx(cls: type, complex: Any, signal: Optional[str], order: Option
     labels = _sorted_labels(complex)
     index = {label: i for i, label in enumerate(labels)}
     top = complex.dim if complex.shape else -1  # -1: no simplex at all
-    order = max(top, 0) if order is None else check_int(order, 'order', minimum=0)
+    order = max(top, 0, _padded_order(complex)) if order is None else \
+        check_int(order, 'order', minimum=0)
     simplices, features = [], {}
     for k in range(0, min(top, order) + 1):
         skeleton = complex.skeleton(k)
@@ -61,6 +62,20 @@ def _from_toponetx(cls: type, complex: Any, signal: Optional[str], order: Option
                 features[f'x_{k}'] = x
     return cls.from_simplices(simplices, num_nodes=len(labels), order=order, dtype=dtype,
                               **features)
+
+
+#: The complex-level attribute (TopoNetX's ``complex.complex``) that holds the order
+#: of a complex whose top orders have no simplices, which TopoNetX cannot hold.
+_PADDED_ORDER = 'padded_order'
+
+
+def _padded_order(complex: Any) -> int:
+    recorded = complex.complex.get(_PADDED_ORDER, 0)
+    try:
+        return check_int(recorded, _PADDED_ORDER, minimum=0)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"the complex attribute '{_PADDED_ORDER}' must be an order "
+                         f"as to_toponetx writes it, got {recorded!r}") from error
 
 
 def _empty_signals_key(signal: str) -> str:
@@ -155,6 +170,8 @@ def _to_toponetx(data: Any, signal: Optional[str], oriented: bool) -> Any:
     complex = tnx.SimplicialComplex()
     for k in range(data.order + 1):
         complex.add_simplices_from(_simplex_rows(data, k).tolist())
+    if data.order > (complex.dim if complex.shape else -1):
+        complex.complex[_PADDED_ORDER] = data.order
     if signal is None:
         return complex
     empty = {}

@@ -377,7 +377,9 @@ class SimplicialComplexData(Data):
                 attribute ``complex.complex[signal + "_of_empty_orders"]``, where
                 :meth:`to_toponetx` records them. (default: :obj:`"x"`)
             order (int, optional): Keep the skeleton up to this order, padding empty
-                orders above the complex's dimension. (default: its dimension)
+                orders above the complex's dimension. (default: its dimension, or the
+                order :meth:`to_toponetx` recorded as
+                ``complex.complex["padded_order"]`` where it is larger)
             dtype (torch.dtype, optional): Floating type of the operator weights.
                 (default: :obj:`torch.float32`)
 
@@ -402,7 +404,9 @@ class SimplicialComplexData(Data):
         NumPy lacks, as float32). The signal of an order without simplices (e.g.
         ``x_2`` of a lifted graph without triangles) has no simplex to carry it: its
         shape and dtype are recorded as ``{k: ([0, F], dtype)}`` in the complex
-        attribute ``complex.complex[signal + "_of_empty_orders"]``. TopoNetX orients
+        attribute ``complex.complex[signal + "_of_empty_orders"]``, and the order of
+        a complex whose top orders have no simplices (a lifting pads them) as
+        ``complex.complex["padded_order"]``. TopoNetX orients
         every simplex by its ascending vertex ids; a complex built by
         :meth:`from_incidence` may orient some simplices the other way, and with
         :obj:`oriented` their signal rows are negated so that they mean the same in
