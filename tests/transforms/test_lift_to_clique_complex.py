@@ -249,6 +249,18 @@ def test_rejects_an_attribute_named_as_an_argument_of_the_constructor(name, valu
         LiftToCliqueComplex()(graph)
 
 
+@pytest.mark.parametrize('name', ['x_0', 'x_1'])
+def test_rejects_an_attribute_the_lifting_makes(name):
+    # x_1 beside edge_attr failed with Python's "multiple values" error; x_0 beside
+    # x was replaced silently
+    graph = Data(x=torch.randn(3, 2), edge_index=torch.tensor([[0, 1, 0], [1, 2, 2]]),
+                 edge_attr=torch.randn(3, 1), num_nodes=3)
+    graph[name] = torch.randn(3, 2)
+    with pytest.raises(ValueError, match=f"the graph's attribute '{name}' would be "
+                       "replaced by the lifting's own"):
+        LiftToCliqueComplex()(graph)
+
+
 def test_rejects_a_batch_of_graphs():
     # its graphs would become one complex (and the models would pool them together)
     graph = Data(x=torch.ones(3, 1), edge_index=torch.tensor([[0, 0, 1], [1, 2, 2]]))

@@ -72,6 +72,12 @@ class _Lifting(BaseTransform):
             raise ValueError(f"the graph's attribute '{clash[0]}' has the name of an "
                              f"argument of SimplicialComplexData.from_simplices, which "
                              f"builds the complex: rename it before lifting")
+        made = sorted(attrs.keys() & {*features, *(['x_0'] if data.x is not None
+                                                   else [])})
+        if made:  # (Python's "multiple values" error, or x_0 silently replaced)
+            raise ValueError(f"the graph's attribute '{made[0]}' would be replaced by "
+                             f"the lifting's own ('x' becomes x_0, the edge "
+                             f"attributes x_1): rename it before lifting")
         if data.x is not None:
             attrs['x_0'] = _as_column(data.x)
         out = SimplicialComplexData.from_simplices(
