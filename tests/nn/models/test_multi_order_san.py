@@ -282,6 +282,27 @@ def test_learns_a_toy_task(kit, one_thread):
     assert accuracy >= 0.9, float(accuracy)
 
 
+@pytest.mark.parametrize('conv_kwargs, invariant', [
+    (dict(J_up=2, J_down=2, J_harmonic=0), True),
+    (dict(J_harmonic=2), False), (dict(attention=None), False)])
+def test_lifted_graph_output_and_the_numbering_of_its_vertices(conv_kwargs, invariant):
+    # Lifted node features carry no orientation: the attention branches and the
+    # messages through |B| read no signs, the harmonic filter and the fixed-weight
+    # branches apply the signed Laplacians (as the docstring says).
+    from torch_geometric_san.transforms import LiftToCliqueComplex
+    torch.manual_seed(0)
+    edge_index = torch.tensor([[0, 0, 1, 1, 2, 3, 4], [1, 2, 2, 3, 3, 4, 5]])
+    x = torch.randn(6, 3, dtype=torch.float64)
+    perm = torch.tensor([3, 1, 5, 0, 2, 4])  # vertex i becomes perm[i]
+    lift = LiftToCliqueComplex(max_order=2, lift_x=True, dtype=torch.float64)
+    graph = lift(Data(x=x, edge_index=edge_index, num_nodes=6))
+    renumbered = lift(Data(x=x[torch.argsort(perm)], edge_index=perm[edge_index],
+                           num_nodes=6))
+    net = model(3, 8, num_layers=2, out_channels=2, conv_kwargs=conv_kwargs).eval()
+    same = torch.allclose(net(graph), net(renumbered), atol=1e-12)
+    assert same == invariant
+
+
 def test_input_is_not_modified_and_reset_parameters(kit):
     data = with_signals(kit.delaunay(10))
     before = {key: value.clone() for key, value in data.items()

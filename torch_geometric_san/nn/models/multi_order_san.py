@@ -51,7 +51,12 @@ class MultiOrderSAN(torch.nn.Module):
     :class:`~torch_geometric_san.transforms.LiftToCliqueComplex` with
     :obj:`lift_x=True`; for oriented signals (edge flows) they are not
     orientation-equivariant, so use :obj:`inter_order=False` there, with the
-    equivariant option of the layers.
+    equivariant option of the layers. Within an order, the attention branches
+    (the default) do not read the operators' signs either, but the harmonic
+    filter (:obj:`J_harmonic` :math:`\geq 1` in :obj:`conv_kwargs`) and the
+    fixed-weight branches (:obj:`attention=None`) apply the signed Laplacians:
+    on unoriented features their outputs depend on the reference orientations,
+    so a lifted graph's output then depends on the numbering of its vertices.
 
     The output is either per simplex of one order (:obj:`readout=None`,
     :obj:`order` :math:`= k`): :math:`\mathrm{MLP}(\mathbf{Z}_k^{(L)})`, or per
