@@ -257,6 +257,25 @@ def test_from_incidence_with_empty_orders(matrices, sizes, assert_data_equal):
         edges, num_nodes=sizes[0], order=len(sizes) - 1))
 
 
+def test_from_incidence_without_laplacians(annulus):
+    # laplacians=False was stored as an attribute, and every Laplacian built
+    full = SimplicialComplexData.from_simplices(annulus, close=True)
+    matrices = [sp.coo_array((full.boundary(k)[1].numpy(), full.boundary(k)[0].numpy()),
+                             shape=(full.num_simplices(k - 1), full.num_simplices(k)))
+                for k in (1, 2)]
+    light = SimplicialComplexData.from_incidence(matrices, laplacians=False)
+    assert 'laplacians' not in light and 'up_index_1' not in light
+    expected = SimplicialComplexData.from_simplices(annulus, close=True,
+                                                    laplacians=False)
+    assert sorted(light.keys()) == sorted(expected.keys())
+    for key in expected.keys():
+        if key != 'num_nodes':
+            assert torch.equal(light[key], expected[key]), key
+    for name, value in (('order', 3), ('close', True)):  # stored as attributes
+        with pytest.raises(TypeError, match=f"from_incidence takes no '{name}'"):
+            SimplicialComplexData.from_incidence(matrices, **{name: value})
+
+
 @pytest.mark.parametrize('empty', [np.empty((0, 3)), torch.empty(0, 3),
                                    torch.empty(0, 3, dtype=torch.long)])
 def test_an_empty_array_of_simplices_of_any_numeric_dtype(empty, assert_data_equal):

@@ -269,8 +269,8 @@ class SimplicialComplexData(Data):
                 dimension)
             dtype (torch.dtype, optional): Floating type of the operator weights.
                 (default: :obj:`torch.float32`)
-            **kwargs: Features ``x_k`` and other attributes, as in
-                :meth:`from_simplices`.
+            **kwargs: Features ``x_k`` and other attributes, and
+                :obj:`laplacians`, as in :meth:`from_simplices`.
         """
         if not isinstance(simplex_tree, gudhi.SimplexTree):
             raise TypeError(f"simplex_tree must be a gudhi.SimplexTree, not "
@@ -288,6 +288,7 @@ class SimplicialComplexData(Data):
         incidence: Sequence[IncidenceInput],
         num_nodes: Optional[int] = None,
         dtype: torch.dtype = torch.float32,
+        laplacians: bool = True,
         **kwargs: Any,
     ) -> 'SimplicialComplexData':
         r"""Builds a complex from its boundary (incidence) matrices
@@ -307,6 +308,9 @@ class SimplicialComplexData(Data):
                 given, otherwise it must equal the rows of :math:`\mathbf{B}_1`.
             dtype (torch.dtype, optional): Floating type of the operator weights.
                 (default: :obj:`torch.float32`)
+            laplacians (bool, optional): Store the Laplacians, as for
+                :meth:`from_simplices` (without them, what the neighbour loader
+                needs). (default: :obj:`True`)
             **kwargs: Features ``x_k`` and other attributes, as in
                 :meth:`from_simplices`.
 
@@ -321,6 +325,10 @@ class SimplicialComplexData(Data):
         if not isinstance(incidence, (list, tuple)):
             raise TypeError(f"incidence must be a list of matrices B_1..B_K, not "
                             f"{type(incidence).__name__}")
+        given = sorted({'order', 'close', 'simplices'} & kwargs.keys())
+        if given:  # (arguments of from_simplices, stored as attributes silently)
+            raise TypeError(f"from_incidence takes no '{given[0]}' (an argument of "
+                            f"from_simplices): the matrices give the complex")
         boundaries = [_as_incidence(B, k) for k, B in enumerate(incidence, start=1)]
         for k in range(1, len(boundaries)):
             if boundaries[k].shape[0] != boundaries[k - 1].shape[1]:
@@ -343,7 +351,8 @@ class SimplicialComplexData(Data):
         for k in range(1, len(simplices)):
             algebra.check_distinct(simplices[k], k, num_nodes)
         attrs = _check_attributes(kwargs, [len(rows) for rows in simplices], dtype)
-        return cls._build(simplices, boundaries, dtype, attrs)
+        return cls._build(simplices, boundaries, dtype, attrs,
+                          check_bool(laplacians, 'laplacians'))
 
     # Interoperability ----------------------------------------------------------------
 
