@@ -1,4 +1,4 @@
-"""Tutorial 4: graph classification with lifting.
+"""Tutorial 5: graph classification with lifting.
 
 Each graph of a TU dataset (PROTEINS by default) is lifted to its clique
 2-complex, its node features are carried to the edges and triangles, and a
