@@ -19,8 +19,15 @@ rates). Each member computes what a separate network with its parameters
 computes (tested), and its own Adam (``_common.EnsembleAdam``, torch's update
 elementwise with one learning rate per member), plateau schedule and early
 stopping (``EnsembleEarlyStopping``) make its training that of a separate
-network; a stopped member is left out of every further choice (the ensemble
-runs until all have stopped). ``--ensemble-size`` splits an order into smaller
+network in exact arithmetic; a stopped member is left out of every further choice
+(the ensemble runs until all have stopped). In float32 the batched products round
+otherwise than a lone network's: SCNN members train to the same records as alone,
+but a SAN member does not, since Adam's scale-free first step moves parameters
+whose true gradient is about zero (e.g. the last layer's target attention vector,
+which cancels in the softmax of each row) by the learning rate in the direction
+of their rounding noise, and SAN's training amplifies that (its runs are chaotic,
+see the results page): a batched SAN run is another sample of the same training,
+not a reproduction of the run alone. ``--ensemble-size`` splits an order into smaller
 ensembles; ``--compare-batching EPOCHS`` times an epoch of the ensemble
 against as many separate networks in the same process. On a 2-core CPU the
 ensemble of 15 was slower than the 15 networks one after the other (its
