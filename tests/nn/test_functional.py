@@ -167,3 +167,20 @@ def test_odd_activation_gradient_and_input_unchanged():
 def test_odd_activation_rejects_bad_input(args, error, match):
     with pytest.raises(error, match=match):
         odd_activation(*args)
+
+
+def test_tie_gradients_gives_zero_gradients_and_keeps_the_values():
+    from torch_geometric_san.nn.functional import tie_gradients
+    out = torch.randn(3, 2, requires_grad=True)
+    weight = torch.randn(4, requires_grad=True)
+    bad = torch.tensor([float('nan'), float('inf'), -float('inf')], requires_grad=True)
+    empty = torch.zeros(0, 2, requires_grad=True)
+    frozen = torch.randn(2)
+    tied = tie_gradients(out, [weight, bad, empty, frozen])
+    assert torch.equal(tied, out)  # (NaN and inf never reach the values)
+    tied.sum().backward()
+    assert torch.equal(out.grad, torch.ones(3, 2))
+    for t in (weight, bad, empty):
+        assert t.grad is not None and torch.equal(t.grad, torch.zeros_like(t))
+    with torch.no_grad():
+        assert tie_gradients(out, [weight]) is out

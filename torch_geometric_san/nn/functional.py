@@ -2,7 +2,7 @@ r"""Functions the layers and models of the package share."""
 import functools
 import sys
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
 import torch
 import torch.nn.functional as F
@@ -11,7 +11,7 @@ from torch import Tensor
 from torch_geometric_san.utils.validation import (check_bool, check_dropout,
                                                   check_float_tensor)
 
-__all__ = ["dropout", "odd_activation"]
+__all__ = ["dropout", "odd_activation", "tie_gradients"]
 
 #: Uniform numbers drawn at a time for a dropout mask (bounds its extra memory).
 _CHUNK = 1 << 16
@@ -135,3 +135,30 @@ def odd_activation(x: Tensor, act: Callable[[Tensor], Tensor]) -> Tensor:
         # these two reductions.)
         sign = x.amax(dim=-1, keepdim=True).add_(x.amin(dim=-1, keepdim=True)).sign_()
     return sign * act(sign * x)
+
+
+def tie_gradients(out: Tensor, tensors: Sequence[Tensor]) -> Tensor:
+    r"""Returns :obj:`out` with its values unchanged, tied into the autograd graph of
+    :obj:`tensors` so that each of them that requires a gradient gets a zero one,
+    rather than none, from a backward pass through :obj:`out`.
+    :class:`~torch.nn.parallel.DistributedDataParallel` (with its default
+    :obj:`find_unused_parameters=False`) expects a gradient for every parameter in
+    every step, also where a batch leaves a branch, a norm or an earlier layer out
+    of the result (e.g. an order without simplices). The tensors' values never
+    reach :obj:`out`, not even NaN or infinite ones.
+
+    Args:
+        out (torch.Tensor): The result.
+        tensors (Sequence[torch.Tensor]): The tensors to tie (parameters, inputs).
+
+    Returns:
+        torch.Tensor: :obj:`out` plus a zero that depends on :obj:`tensors`.
+    """
+    tied = [t for t in tensors if t.requires_grad]
+    if not tied or not torch.is_grad_enabled():
+        return out
+    total = torch.stack([t.sum().to(out.dtype) for t in tied]).sum()
+    # (a zero whose gradient is zero: 0 * total would carry NaN and inf forward)
+    zero = torch.where(torch.zeros((), dtype=torch.bool, device=out.device),
+                       total, out.new_zeros(()))
+    return out + zero

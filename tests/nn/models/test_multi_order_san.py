@@ -409,3 +409,26 @@ def test_invalid_arguments_and_input(kit):
     data.x_1 = data.x_1.tolist()  # not a tensor: failed in x.dim() before the check
     with pytest.raises(TypeError, match="'x_1' must be a floating-point tensor"):
         net(data)
+
+
+def without_triangles(n, seed):
+    # a path of n vertices, lifted to order 2 (no triangles), with signals
+    data = SimplicialComplexData.from_simplices([[i, i + 1] for i in range(n - 1)],
+                                                order=2, dtype=torch.float64)
+    return with_signals(data, seed=seed)
+
+
+@pytest.mark.parametrize('kwargs', [
+    dict(norm='batch_norm'), dict(norm='layer_norm'), dict(norm='graph_norm'),
+    dict(norm='graph_norm', jk='cat'), dict(readout=None, order=2, norm='layer_norm'),
+    dict(inter_order=False, conv_kwargs=dict(J_harmonic=None))])
+def test_every_parameter_gets_a_gradient_on_a_batch_without_triangles(kwargs):
+    # DistributedDataParallel (find_unused_parameters=False) expects a gradient for
+    # every parameter in every step: the norms of the empty order got none, and
+    # without a harmonic tap the layers before an empty order got none.
+    batch = next(iter(DataLoader([without_triangles(n, n) for n in (4, 6)],
+                                 batch_size=2)))
+    net = model([3, 4, 2], 4, num_layers=2, out_channels=2, **kwargs)
+    out = net(batch)
+    (out.pow(2).sum() if out.numel() else out.sum()).backward()
+    assert [name for name, p in net.named_parameters() if p.grad is None] == []

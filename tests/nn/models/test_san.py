@@ -444,3 +444,23 @@ def test_per_signal_orientation_checks_the_signals(kit):
         model(torch.randn(2, n, 1, dtype=torch.float64), ops)
     with pytest.raises(ValueError, match='orientation for 3 signals'):
         model(torch.randn(n, 1, dtype=torch.float64), ops)
+
+
+@pytest.mark.parametrize('cls, kwargs', [
+    (SAT, {}), (SNN, {}), (SAN, dict(conv_kwargs=dict(J_harmonic=None))), (SAN, {})])
+def test_every_parameter_gets_a_gradient_on_a_batch_without_triangles(cls, kwargs):
+    # At the top order without triangles no branch is present: the layer's output
+    # did not depend on its input, so the layers before it got no gradient, and
+    # DistributedDataParallel failed on the next step.
+    from torch_geometric_san.data import SimplicialComplexData
+    complexes = []
+    for n in (4, 6):
+        data = SimplicialComplexData.from_simplices([[i, i + 1] for i in range(n - 1)],
+                                                    order=2)
+        data.x_2 = torch.zeros(0, 3)
+        complexes.append(data)
+    batch = next(iter(DataLoader(complexes, batch_size=2)))
+    torch.manual_seed(0)
+    net = cls(3, 4, num_layers=2, out_channels=2, order=2, readout='sum', **kwargs)
+    net(batch).pow(2).sum().backward()
+    assert [name for name, p in net.named_parameters() if p.grad is None] == []

@@ -10,7 +10,7 @@ from torch_geometric.nn.dense.linear import Linear
 from torch_geometric.nn.inits import glorot, zeros
 from torch_geometric.typing import OptTensor
 
-from torch_geometric_san.nn.functional import dropout
+from torch_geometric_san.nn.functional import dropout, tie_gradients
 from torch_geometric_san.sparse import (SimplicialOperators, SparseOperator,
                                         as_operators)
 from torch_geometric_san.sparse.propagation import (accumulate, polynomial, powers,
@@ -494,8 +494,8 @@ class SANConv(MessagePassing):
 
     def _sum(self, x: Tensor, branches: List[OptTensor]) -> Tensor:
         # The sum of the present branches, [B, N, H, C]. Parameters that no branch
-        # used get a zero gradient rather than none (DistributedDataParallel
-        # expects a gradient for every parameter in every step).
+        # used, and the input where none is present (the earlier layers), get a
+        # zero gradient rather than none (tie_gradients).
         present = [out for out in branches if out is not None]
         out = present[0] if present else x.new_zeros(
             x.size(0), x.size(1), self.heads, self.out_channels)
@@ -504,9 +504,7 @@ class SANConv(MessagePassing):
         used = self._used_parameters(branches)
         idle = [p for p in self.parameters() if p is not self.bias
                 and all(p is not q for q in used)]
-        if idle:
-            out = accumulate(out, 0.0 * sum(p.sum() for p in idle))
-        return out
+        return tie_gradients(out, idle + ([] if present else [x]))
 
     def _used_parameters(self, branches: List[OptTensor]) -> List[Tensor]:
         up, down, harmonic = (out is not None for out in branches)

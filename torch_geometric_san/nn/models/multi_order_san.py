@@ -12,7 +12,7 @@ from torch_geometric.nn.dense.linear import Linear
 from torch_geometric.nn.resolver import normalization_resolver
 
 from torch_geometric_san.nn.conv import SANConv
-from torch_geometric_san.nn.functional import dropout
+from torch_geometric_san.nn.functional import dropout, tie_gradients
 from torch_geometric_san.nn.models.san import (READOUTS, _check_conv_kwargs,
                                                _reset_activations, _resolve_act)
 from torch_geometric_san.sparse import SimplicialOperators, SparseOperator
@@ -381,8 +381,10 @@ class MultiOrderSAN(torch.nn.Module):
 
     def _normalise(self, norm: torch.nn.Module, x: Tensor, data: Data, k: int,
                    num_graphs: int) -> Tensor:
-        if x.size(0) == 0 or isinstance(norm, torch.nn.Identity):
+        if isinstance(norm, torch.nn.Identity):
             return x
+        if x.size(0) == 0:  # (its parameters get a zero gradient: DDP needs one)
+            return tie_gradients(x, list(norm.parameters()))
         if self.supports_norm_batch:
             return norm(x, data.simplex_batch(k), num_graphs)
         return norm(x)
