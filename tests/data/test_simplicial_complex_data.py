@@ -662,3 +662,21 @@ def test_feature_count_of_a_scalar_feature_is_an_error(annulus):
     data.x_1 = torch.tensor(1.0)
     with pytest.raises(ValueError, match="'x_1' is a scalar, not one row per 1-simplex"):
         data.num_simplex_features(1)
+
+
+def test_read_only_numpy_features_are_copied(tmp_path):
+    # A tensor on a read-only memory map: an in-place change of x_0 crashed the
+    # process (and on a bytes buffer changed an immutable object).
+    np.save(tmp_path / 'x0.npy', np.ones((3, 2), dtype=np.float32))
+    mapped = np.load(tmp_path / 'x0.npy', mmap_mode='r')
+    frozen = np.frombuffer(bytes(np.arange(6, dtype=np.float32).tobytes()),
+                           dtype=np.float32).reshape(3, 2)
+    for array in (mapped, frozen):
+        data = SimplicialComplexData.from_simplices([[0, 1], [1, 2]], x_0=array)
+        assert not np.shares_memory(data.x_0.numpy(), array)
+        before = array.copy()
+        data.x_0.mul_(2)
+        np.testing.assert_array_equal(array, before)
+    writable = np.ones((3, 2), dtype=np.float32)  # as torch.from_numpy: shared
+    data = SimplicialComplexData.from_simplices([[0, 1], [1, 2]], x_0=writable)
+    assert np.shares_memory(data.x_0.numpy(), writable)

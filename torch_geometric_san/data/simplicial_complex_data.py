@@ -229,7 +229,9 @@ class SimplicialComplexData(Data):
                 :meth:`operators` refuses it.
                 (default: :obj:`True`)
             **kwargs: Features ``x_k`` ``[N_k, F_k]`` (tensors or arrays) and any other
-                attributes, stored as given.
+                attributes, stored as given (a NumPy array as a tensor on its memory,
+                as :func:`torch.from_numpy` makes it; a read-only array, such as a
+                memory map, as a copy).
 
         Raises:
             TypeError: Non-integer vertex ids, a :obj:`bool` or float where an int is
@@ -1227,8 +1229,12 @@ def _check_attributes(kwargs: Dict[str, Any], sizes: List[int],
                 if value.dtype.kind not in 'biufc':
                     raise TypeError(f"{key} must be numeric, got dtype {value.dtype}")
                 try:  # (torch takes neither negative strides nor other byte orders)
-                    value = torch.from_numpy(np.ascontiguousarray(
-                        value, dtype=value.dtype.newbyteorder('=')))
+                    array = np.ascontiguousarray(value,
+                                                 dtype=value.dtype.newbyteorder('='))
+                    # a read-only array (a memmap, a bytes buffer) is copied: a
+                    # tensor on it would write where nothing may be written
+                    value = torch.from_numpy(array if array.flags.writeable
+                                             else array.copy())
                 except TypeError as error:  # e.g. np.longdouble
                     raise TypeError(f"{key} is of a dtype torch has not, "
                                     f"{value.dtype}: convert it (e.g. to float64)"
