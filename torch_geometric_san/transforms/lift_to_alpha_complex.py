@@ -47,13 +47,9 @@ class LiftToAlphaComplex(_PointCloudLifting):
             (see :class:`LiftToCliqueComplex`). (default: :obj:`"mean"`)
         dtype (torch.dtype, optional): Floating type of the operator weights and of
             lifted integer features. (default: :obj:`torch.float32`)
-        laplacians (bool, optional): Store the Laplacians, as
-            :meth:`~torch_geometric_san.data.SimplicialComplexData.from_simplices`
-            does; without them the complex keeps its simplices, boundaries and
-            ``spectrum_k``, what
-            :class:`~torch_geometric_san.loader.SimplicialNeighborLoader` needs, in
-            far less memory where vertices have many edges (the lower Laplacian of
-            the edges has the square of each degree). (default: :obj:`True`)
+        laplacians (bool, optional): Store the Laplacians; without them, what the
+            neighbour loader needs (see :class:`LiftToCliqueComplex`).
+            (default: :obj:`True`)
 
     Example:
         >>> from torch_geometric.data import Data
