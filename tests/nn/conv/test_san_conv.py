@@ -692,6 +692,19 @@ def test_orientation_equivariance(kit, k, seed):
 
 
 
+@pytest.mark.parametrize('ensemble', [None, 3])
+@pytest.mark.parametrize('attention', ['separate', 'shared'])
+def test_gradients_are_laid_out_as_the_parameters(kit, attention, ensemble):
+    # DistributedDataParallel copies (and warns about) gradients whose strides
+    # differ from their parameters': the attention vectors' came out of a stack.
+    data = kit.delaunay(10)
+    conv = make_conv(1, 4, heads=2, attention=attention, ensemble=ensemble)
+    x = torch.randn(ensemble or 2, data.num_simplices(1), 1, dtype=torch.float64)
+    conv(x, data.operators(1)).sum().backward()
+    assert [name for name, p in conv.named_parameters()
+            if p.grad.stride() != p.stride()] == []
+
+
 @pytest.mark.parametrize('config', [
     dict(J_up=2, J_down=2, J_harmonic=2, heads=2),
     dict(J_up=1, J_down=1, J_harmonic=None, attention='shared'),

@@ -537,8 +537,11 @@ class SANConv(MessagePassing):
         weights = self._branch_weights(branch)
         J = len(weights)
         weight = torch.stack(weights, dim=-3).view(-1, 1, J, H, C, x.size(-1))
-        att = torch.stack([self.att[key + '_src'], self.att[key + '_dst']], dim=1)
-        att = att.view(-1, 2, H, J, C).transpose(2, 3).unsqueeze(-1)
+        # (joined flat: the gradients of the two vectors then come back laid out as
+        # the parameters are, as DistributedDataParallel's buckets expect)
+        att = torch.cat([self.att[key + '_src'].reshape(-1),
+                         self.att[key + '_dst'].reshape(-1)])
+        att = att.view(2, -1, H, J, C).transpose(0, 1).transpose(2, 3).unsqueeze(-1)
         folded = (att * weight).sum(dim=(2, 4)).flatten(1, 2)  # [E, 2H, F_in]
         scores = _linear(x, folded if self.ensemble else folded[0])
         scores = scores.view(B, N, 2, H).permute(2, 1, 0, 3)
