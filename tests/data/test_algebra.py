@@ -88,6 +88,17 @@ def test_largest_eigenvalue_refuses_what_it_cannot_solve(matrix, error, match):
         algebra.largest_eigenvalue(matrix)
 
 
+@pytest.mark.parametrize('fmt', [sp.lil_array, sp.dok_array, sp.lil_matrix,
+                                 sp.dok_matrix])
+@pytest.mark.parametrize('n', [3, 600])
+def test_largest_eigenvalue_of_every_sparse_format(fmt, n):
+    # LIL and DOK have no array of entries (failed in NumPy or with AttributeError)
+    path = sp.diags_array([np.full(n - 1, -1.0), np.full(n, 2.0), np.full(n - 1, -1.0)],
+                          offsets=[-1, 0, 1]).tocsr()
+    assert algebra.largest_eigenvalue(fmt(path)) == pytest.approx(
+        algebra.largest_eigenvalue(path), rel=1e-12)
+
+
 @pytest.mark.parametrize('n', [80, 600])  # the dense and the Lanczos solver
 def test_largest_eigenvalue_runs_on_one_blas_thread(n, monkeypatch):
     # BLAS threads stall when the other cores are busy: both solvers run on one

@@ -1,6 +1,7 @@
 import copy as copy_module
 import pickle
 
+import numpy as np
 import pytest
 import torch
 
@@ -438,3 +439,36 @@ def test_derived_forms_are_kept_and_dropped_by_pickling():
                                               op.shifted(0.5).weight)
     moved = op.to(torch.float64)
     assert moved.weight.dtype == torch.float64 and moved.index.dtype == torch.long
+
+
+def test_transpose_of_a_batch_keeps_the_eigenvalues_of_its_blocks():
+    # scaled() on the transpose divided every block by the largest eigenvalue
+    from torch_geometric.data import Batch
+    from torch_geometric_san.data import SimplicialComplexData
+    first = SimplicialComplexData.from_simplices([[0, 1, 2]], close=True)
+    second = SimplicialComplexData.from_simplices([[0, 1]], close=True, order=2)
+    up = Batch.from_data_list([first, second]).operators(0).up
+    assert torch.equal(up.t().eigenvalue, up.eigenvalue)
+    assert torch.allclose(up.t().scaled().to_dense(), up.scaled().to_dense().t())
+    wide = SparseOperator.from_index(torch.tensor([[0], [1]]), torch.ones(1), (3, 2))
+    assert wide.t().eigenvalue is None
+
+
+@pytest.mark.parametrize('dtype', [torch.float16, torch.bfloat16])
+def test_products_refuse_half_precision_on_the_cpu(dtype):
+    # (torch's compressed-row kernels failed deep inside)
+    op = SparseOperator.from_index(torch.tensor([[0, 1], [1, 0]]), torch.ones(2), 2)
+    x = torch.ones(2, 3, dtype=dtype)
+    with pytest.raises(TypeError, match=f"{dtype} is not supported by the sparse "
+                       "products on the CPU"):
+        op.to(dtype).matmul(x)
+    with pytest.raises(TypeError, match='not supported by the sparse products'):
+        op.sddmm(x, x)
+
+
+def test_matmul_hops_of_numpy_and_bool():
+    op = SparseOperator.from_index(torch.tensor([[0, 1], [1, 0]]), torch.ones(2), 2)
+    x = torch.randn(2, 3)
+    assert torch.equal(op.matmul(x, hops=np.int64(2)), op.matmul(x, hops=2))
+    with pytest.raises(ValueError, match="'hops' must be an int >= 0 \\(got True\\)"):
+        op.matmul(x, hops=True)  # (taken as one hop before)

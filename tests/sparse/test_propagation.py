@@ -101,3 +101,20 @@ def test_accumulate_adds_in_place_only_into_a_tensor_of_its_own():
     total = accumulate(view, other)
     assert total is not view and torch.equal(total, torch.full((3, ), 3.0))
     assert torch.equal(base, torch.ones(2, 3))  # the view's base is left alone
+
+
+@pytest.mark.parametrize('gather', [None, True, False])
+def test_sddmm_of_an_operator_without_entries(gather):
+    # (the block products' view(-1, 0) failed inside torch)
+    op = SparseOperator.from_index(torch.zeros(2, 0, dtype=torch.long), torch.zeros(0), 3)
+    a = torch.randn(2, 3, 2, 4)
+    assert torch.equal(sddmm(op, a, a, gather=gather), torch.zeros(0, 4))
+
+
+def test_numpy_integer_hops():
+    # (check_int took np.int64 but the product refused it)
+    np = pytest.importorskip('numpy')
+    op = SparseOperator.from_index(torch.tensor([[0, 1], [1, 0]]), torch.ones(2), 2)
+    x = torch.randn(1, 2, 1, 3)
+    assert all(torch.equal(p, q) for p, q in zip(powers(op, None, x, 2, hops=np.int64(2)),
+                                                 powers(op, None, x, 2, hops=2)))

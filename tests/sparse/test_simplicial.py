@@ -180,3 +180,15 @@ def test_values_are_immutable():
     assert data.operators(1) is ops and ops.up is not None and ops.up.index is not None
     reoriented = ops.reoriented(torch.ones(2, 6))  # new values still get theirs
     assert reoriented.orientation.shape == (2, 6) and ops.orientation is None
+
+
+def test_from_transposed_boundary_checks_it():
+    # (an operator of another size, or no operator, was accepted)
+    boundary_t = SparseOperator.from_index(torch.tensor([[0], [0]]), torch.ones(1), (5, 2))
+    with pytest.raises(ValueError, match="'boundary_t' must have shape \\[N_k, \\*\\] = "
+                       "\\[3, \\*\\], got \\[5, 2\\]"):
+        SimplicialOperators.from_transposed_boundary(3, boundary_t)
+    with pytest.raises(TypeError, match="'boundary_t' must be a SparseOperator"):
+        SimplicialOperators.from_transposed_boundary(3, 'B^T')
+    ops = SimplicialOperators.from_transposed_boundary(5, boundary_t)
+    assert ops.boundary.shape == (2, 5)

@@ -249,7 +249,11 @@ class SparseOperator(_Immutable):
         def make() -> 'SparseOperator':
             perm = self.structure()[4]
             weight = None if self.weight is None else self.transpose_values(self.weight)
-            out = SparseOperator(self.index[:, perm].flip(0), weight, self.shape[::-1])
+            # (a square block-diagonal operator's transpose has its blocks'
+            # eigenvalues; scaled() on it divided each block by the largest)
+            square = self.shape[0] == self.shape[1]
+            out = SparseOperator(self.index[:, perm].flip(0), weight, self.shape[::-1],
+                                 self.eigenvalue if square else None)
             out._cache['t'] = self
             return out
         return self._derived('t', make)
@@ -374,9 +378,12 @@ class SparseOperator(_Immutable):
         with the same values. Values that need no gradient take :obj:`hops`
         products in two buffers each way, forward and backward, keeping none of
         the intermediate powers."""
-        if not isinstance(hops, int) or hops < 0:
+        if isinstance(hops, np.integer):  # (as the package's other int arguments)
+            hops = int(hops)
+        if not isinstance(hops, int) or isinstance(hops, bool) or hops < 0:
             raise ValueError(f"'hops' must be an int >= 0 (got {hops!r})")
         self._check_operand('x', x, 2, self.shape[1])
+        _check_sparse_precision(x)
         if hops != 1:  # (A^0 X = X for a square A only)
             self._square(f"'hops' = {hops}")
         if value is None:
@@ -406,6 +413,7 @@ class SparseOperator(_Immutable):
         if a.size(1) != b.size(1) or a.dtype != b.dtype:
             raise ValueError(f"'a' and 'b' must have the same width and dtype (got "
                              f"{list(a.shape)} {a.dtype} and {list(b.shape)} {b.dtype})")
+        _check_sparse_precision(a)
         return _sddmm(*self.structure(), a, b)
 
     def matmul_grouped(self, value: Tensor, x: Tensor) -> Tensor:
@@ -589,6 +597,8 @@ def largest_eigenvalue(matrix: sp.sparray, dtype: torch.dtype = torch.float32) -
     if not sp.issparse(matrix) or matrix.ndim != 2:
         raise TypeError(f"expected a SciPy sparse matrix, got "
                         f"{type(matrix).__name__}")
+    if matrix.format in ('lil', 'dok'):  # (no array of entries to check)
+        matrix = matrix.tocsr()
     if matrix.shape[0] != matrix.shape[1]:
         raise ValueError(f"expected a square matrix, got shape {matrix.shape}")
     if not np.isfinite(matrix.data).all():
@@ -646,6 +656,14 @@ def _lanczos_largest(matrix: sp.sparray, tol: float, check: int = 5) -> float:
         v_prev, v = v, dscal(1.0 / beta, w)
     raise RuntimeError(f"Lanczos did not reach the relative tolerance {tol:g} for "
                        f"the largest eigenvalue of a {n} x {n} matrix in {step} steps")
+
+
+def _check_sparse_precision(x: Tensor) -> None:
+    # torch's CPU kernels of the compressed-row products take neither float16 nor
+    # bfloat16 (they failed deep inside torch).
+    if x.device.type == 'cpu' and x.dtype in (torch.float16, torch.bfloat16):
+        raise TypeError(f"{x.dtype} is not supported by the sparse products on the "
+                        f"CPU (they need float32 or float64)")
 
 
 def _compressed(index: Tensor) -> Tensor:

@@ -164,7 +164,7 @@ def powers(op: SparseOperator, value: Optional[Tensor], x: Tensor, num: int,
         List[torch.Tensor]: :obj:`num` tensors :obj:`[B, N, G, W]`.
     """
     check_int(num, "'num'", minimum=1)
-    check_int(hops, "'hops'", minimum=1)
+    hops = check_int(hops, "'hops'", minimum=1)
     layout = _layout_for(op, value, x, gather)
     product = layout.product(value)
     out = [product(layout.to_layout(x), hops)]
@@ -193,6 +193,8 @@ def sddmm(op: SparseOperator, a: Tensor, b: Tensor,
         raise ValueError(f"expected a [B, {rows}, G, W] and b [B, {cols}, G, W], got "
                          f"{list(a.shape)} and {list(b.shape)}")
     B, _, G, _ = b.shape
+    if op.nnz == 0:  # (the block products' view had no size to infer)
+        return a.new_zeros(0, B * G)
     layout = _Layout(op, b, True, gather)
     a, b = layout.to_layout(a), layout.to_layout(b)
     if layout.mode == 'gather':

@@ -132,6 +132,14 @@ class SimplicialOperators(_Immutable):
         :math:`\mathbf{B}_k^{\top}` :obj:`[N_k, N_{k-1}]` (the stored form of a
         complex's boundary), without transposing it until it is used."""
         out = cls(num_simplices, **operators)
+        if boundary_t is not None:  # (as the constructor checks the boundary)
+            if not isinstance(boundary_t, SparseOperator):
+                raise TypeError(f"'boundary_t' must be a SparseOperator or None, not "
+                                f"{type(boundary_t).__name__}")
+            if boundary_t.shape[0] != out.num_simplices:
+                raise ValueError(f"'boundary_t' must have shape [N_k, *] = "
+                                 f"[{out.num_simplices}, *], got "
+                                 f"{list(boundary_t.shape)}")
         out._replace('_boundary_t', boundary_t)
         return out
 
