@@ -55,7 +55,10 @@ def main() -> None:
     parser.add_argument('--repeats', type=_common.at_least(1), default=25)
     _common.add_results_arguments(parser)
     args = parser.parse_args()
-    shapes = [[int(n) for n in s.split('x')] for s in args.shapes]
+    try:
+        shapes = [[int(n) for n in s.split('x')] for s in args.shapes]
+    except ValueError:  # (e.g. 'abc' or '32x')
+        shapes = [[]]
     if any(not s or min(s) < 1 for s in shapes):
         parser.error('--shapes takes positive sizes joined by x, e.g. 32x1051x4')
     torch.set_num_threads(1)

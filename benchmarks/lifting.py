@@ -246,11 +246,17 @@ def main() -> None:
                         help='seconds allowed per TopoNetX run (default 300, quick 20)')
     parser.add_argument('--results', default=str(REPO / 'docs' / 'results.md'),
                         help='markdown file a full run writes its table to')
+    parser.add_argument('--no-results', action='store_true',
+                        help='do not update any results page')
     parser.add_argument('--baseline', type=Path,
                         help='a checkout whose package is timed too, size by size')
     parser.add_argument('--worker', choices=METHODS, help=argparse.SUPPRESS)
     args = parser.parse_args()
 
+    if args.baseline and not (args.baseline / 'torch_geometric_san').is_dir():
+        # (the worker imported the installed package instead, and timed it twice)
+        parser.error(f'--baseline {args.baseline} holds no torch_geometric_san package '
+                     f'(e.g. git archive <commit> | tar -x -C DIR)')
     if args.worker:
         print(json.dumps(worker(args.worker, args.sizes[0], args.repeats or 1,
                                 args.device)))
@@ -298,7 +304,7 @@ def main() -> None:
     text = table(rows, args.device)
     summary = verdicts(rows)
     print('\n' + text + '\n\n' + summary)
-    if not args.quick:
+    if not args.quick and not args.no_results:
         command = _report.command_line('lifting')
         versions = _versions()
         baseline = (f' "baseline" is the same lift with the package in '

@@ -97,8 +97,9 @@ def sampler_speed(data: SimplicialComplexData, batch_sizes: Sequence[int],
     out = []
     order = torch.randperm(data.num_simplices(1),
                            generator=torch.Generator().manual_seed(0))
+    train = _split(data.num_simplices(1))[1].numel()  # (the loader runs' seeds)
     for batch_size in batch_sizes:
-        _check_batch_size(batch_size, order.numel())
+        _check_batch_size(batch_size, train)
         loader = SimplicialNeighborLoader(data, num_neighbors, order=1,
                                           batch_size=batch_size)
         times: Dict[str, List[float]] = {name: [] for name in (
@@ -127,8 +128,9 @@ def _check_batch_size(batch_size: int, seeds: int) -> None:
     # A batch of more seeds than there are would repeat seeds: the speeds would
     # count simplices sampled twice (or a slice past the end, none at all).
     if batch_size > seeds:
-        raise ValueError(f"a batch size of {batch_size} is more than the {seeds} seeds "
-                         f"of the complex: take a smaller one or a larger complex")
+        raise ValueError(f"a batch size of {batch_size} is more than the {seeds} "
+                         f"training seeds of the complex: take a smaller one or a "
+                         f"larger complex")
 
 
 def _status_kb(field: str) -> int:
@@ -238,8 +240,11 @@ def _cycle(loader: SimplicialNeighborLoader, steps: int):
 
 def _worker(args: List[str]) -> Dict:
     # Runs `python sampling.py --worker ...` and returns its JSON line.
-    result = subprocess.run([sys.executable, __file__, '--worker'] + args, check=True,
+    result = subprocess.run([sys.executable, __file__, '--worker'] + args,
                             capture_output=True, text=True)
+    if result.returncode != 0:  # (the worker's own error, not just its exit status)
+        raise RuntimeError(f"the worker {' '.join(args)} failed:\n"
+                           f"{result.stderr.strip()[-2000:]}")
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
@@ -455,6 +460,12 @@ def main() -> None:
                               args.device)
 
 
+def _times(full: float, loader: float) -> str:
+    """How the loader's time compares with full-batch training's, in words."""
+    ratio = full / max(loader, 1e-9)
+    return f"{ratio:.1f}x less" if ratio >= 1 else f"{1 / ratio:.1f}x more"
+
+
 def report(args: argparse.Namespace, num_neighbors: List[int], speed: List[Dict],
            small: List[Dict], large: List[Dict], built: Dict, task: Dict, exact: Dict,
            seconds: float, load_start: float) -> str:
@@ -482,12 +493,12 @@ def report(args: argparse.Namespace, num_neighbors: List[int], speed: List[Dict]
                f'{args.batch_sizes} --repeats {args.repeats} --memory-steps '
                f'{args.memory_steps} --train-batch {args.train_batch} --full-steps '
                f'{args.full_steps} --eval-every {args.eval_every} --max-seconds '
-               f'{args.max_seconds:g} --device {args.device}'
+               f'{args.max_seconds:g} --noise {args.noise:g} --device {args.device}'
                + (' --quick' if args.quick else ''))
     reached = (f"reached it after {task['steps']} steps, {task['seconds']:.0f} s of "
                f"training ({task['cpu']:.0f} CPU s): "
-               f"{task['full_seconds'] / max(task['seconds'], 1e-9):.1f}x less wall "
-               f"time, {task['full_cpu'] / max(task['cpu'], 1e-9):.1f}x less CPU time"
+               f"{_times(task['full_seconds'], task['seconds'])} wall time, "
+               f"{_times(task['full_cpu'], task['cpu'])} CPU time"
                if task['reached'] else
                f"did not reach it in {task['seconds']:.0f} s ({task['cpu']:.0f} CPU s, "
                f"{task['steps']} steps; best {task['best']:.4f})")

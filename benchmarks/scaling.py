@@ -579,8 +579,9 @@ def main() -> None:
             '*locality*, after `torch_geometric_san.transforms.ReorderSimplices` '
             '(reverse Cuthill-McKee order of the vertices; column *reorder s*: its '
             'cost, paid once per complex). GATConv runs on the same order as the '
-            'SANConv it is compared with; the other methods run in the random order '
-            'only. The linear-time target is judged on the locality order, the '
+            'SANConv it is compared with; the other methods run in the '
+            f'{args.orders[0]} order only (the first of --orders). The linear-time '
+            'target is judged on the locality order, the '
             'layer as the package lets a user run it on a large complex; the '
             'random-order times stay in the table.\n\n' + markdown + '\n\n')
         title, key = ((KEPT, 'scaling.py --keep-freed-memory') if args.keep_freed_memory

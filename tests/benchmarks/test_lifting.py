@@ -51,3 +51,13 @@ def test_small_graphs_reach_their_edge_count():
         num_nodes, edges = lifting.random_geometric_graph(target)
         assert edges.shape[1] == 2 and len(edges) > 0
         assert num_nodes * (num_nodes - 1) / 2 >= target
+
+
+def test_a_baseline_without_the_package_is_refused(tmp_path):
+    # the worker imported the installed package instead and timed it twice,
+    # reported as "ours / baseline"
+    command = [sys.executable, str(REPO / 'benchmarks' / 'lifting.py'), '--sizes',
+               '300', '--repeats', '1', '--no-results', '--baseline', str(tmp_path)]
+    run = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 2
+    assert f'--baseline {tmp_path} holds no torch_geometric_san package' in run.stderr

@@ -92,10 +92,20 @@ def test_batches_larger_than_the_seeds_are_refused(sampling, tmp_path):
     # Repeated seeds made the sampler's speed count simplices sampled twice, and
     # slices past the end (no seeds at all) made it count seeds it never sampled.
     data = sampling.flow_complex(300, noise=0.5)
+    train = sampling._split(data.num_simplices(1))[1].numel()
     with pytest.raises(ValueError, match=f"a batch size of 100000 is more than the "
-                       f"{data.num_simplices(1)} seeds"):
+                       f"{train} training seeds"):
         sampling.sampler_speed(data, [100000], [5, 5], repeats=1)
+    # between the training seeds and all edges: the loader runs (in a worker
+    # process) refused it later, behind a CalledProcessError naming no cause
+    with pytest.raises(ValueError, match=f"a batch size of {train + 1} is more"):
+        sampling.sampler_speed(data, [train + 1], [5, 5], repeats=1)
     path = str(tmp_path / 'complex.pt')
     sampling.build_large(400, 0.5, path)
     with pytest.raises(ValueError, match="a batch size of 100000 is more than the"):
         sampling.loader_run(path, 100000, 1, [5, 5])
+
+
+def test_the_report_says_more_where_the_loader_was_slower(sampling):
+    assert sampling._times(2.0, 1.0) == '2.0x less'
+    assert sampling._times(1.0, 1.9) == '1.9x more'  # ("0.5x less" before)
