@@ -42,7 +42,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _common  # noqa: E402
 from lifting import random_geometric_graph  # noqa: E402
 from torch_geometric_san.data import algebra  # noqa: E402
-from torch_geometric_san.sparse.operator import EIGEN_TOL, largest_eigenvalue  # noqa: E402
+from torch_geometric_san.sparse.operator import (  # noqa: E402
+    DENSE_EIGEN_LIMIT, EIGEN_TOL, largest_eigenvalue)
 
 SIZES = [10_000, 100_000, 1_000_000]
 
@@ -72,7 +73,8 @@ def clique(num_edges: int) -> np.ndarray:
     tree.insert_batch(np.arange(num_nodes)[None], np.zeros(num_nodes))
     tree.insert_batch(edges.T, np.zeros(len(edges)))
     tree.expansion(2)
-    return algebra.simplex_tree_to_arrays(tree, 2)[2]
+    arrays = algebra.simplex_tree_to_arrays(tree, 2)  # (the orders the tree holds)
+    return arrays[2] if len(arrays) > 2 else np.zeros((0, 3), np.int64)
 
 
 def arpack(matrix: sp.csr_array) -> Tuple[float, int]:
@@ -130,7 +132,16 @@ def main() -> None:
     with threadpool_limits(limits=1):
         for kind, make in kinds.items():
             for size in args.sizes:
-                matrix = gram(make(size))
+                triangles = make(size)
+                matrix = gram(triangles) if len(triangles) else None
+                if matrix is None or matrix.shape[0] <= DENSE_EIGEN_LIMIT:
+                    # (below, the package solves densely, and ARPACK's 8 vectors
+                    # do not fit the smallest matrices)
+                    parser.error(f'--sizes {size}: the {kind} complex has '
+                                 f'{0 if matrix is None else matrix.shape[0]} Gram '
+                                 f'rows, and the Lanczos solver runs above '
+                                 f'{DENSE_EIGEN_LIMIT} (a dense solve below): take a '
+                                 f'larger size')
                 res = measure(matrix)
                 (t_p, v_p, n_p), (t_a, v_a, n_a) = res['package'], res['ARPACK']
                 rows.append([kind, f'{size:,}', f'{matrix.shape[0]:,}', f'{matrix.nnz:,}',
