@@ -42,3 +42,16 @@ def test_saved_bytes_counts_each_storage_once_and_the_variable_is_restored(monke
     monkeypatch.delenv('TGSAN_COMPILED_KERNELS')
     propagation.kernels(True, lambda: None)()
     assert 'TGSAN_COMPILED_KERNELS' not in os.environ
+
+
+def test_with_the_kernels_off_the_layer_uses_the_composites(tmp_path):
+    # the header said "kernels off" and the rows that the layer uses the kernels
+    command = [sys.executable, str(REPO / 'benchmarks' / 'propagation.py'), '--points',
+               '3', '--repeats', '1', '--no-results']
+    run = subprocess.run(command, capture_output=True, text=True, timeout=600,
+                         env=dict(os.environ, TGSAN_COMPILED_KERNELS='0'))
+    assert run.returncode == 0, run.stderr
+    assert 'compiled CPU kernels off' in run.stdout
+    rows = [line for line in run.stdout.splitlines() if '| compiled kernel |' in line]
+    assert len(rows) == 2
+    assert all(row.strip('|').split('|')[-1].strip() == 'composite' for row in rows)
