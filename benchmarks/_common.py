@@ -484,16 +484,19 @@ class RunLog:
         tmp.write_text(json.dumps(dict(sessions=self.sessions, runs=self.runs), indent=1))
         os.replace(tmp, self.path)
 
-    def header(self) -> str:
-        """Markdown lines: the commands, machines, dates and wall times."""
+    def header(self, sessions: Optional[List[Dict[str, Any]]] = None) -> str:
+        """Markdown lines: the commands, machines, dates and wall times of
+        :obj:`sessions` (default: all the log's)."""
+        sessions = self.sessions if sessions is None else sessions
         lines = [f'Command: `{s["command"]}`  \nMachine: {s["machine"]}'
                  f'{_processes(s["args"])}  \nDate: {s["date"]}, wall time '
                  f'{s["wall_time"] / 60:.1f} min'
                  + (f', commit {s["commit"]}' if s.get('commit') else '')
-                 for s in self.sessions]
-        if len(self.sessions) > 1:
-            lines.append(f'Total wall time: {self.wall_time / 60:.1f} min over '
-                         f'{len(self.sessions)} invocations (later ones resumed the '
+                 for s in sessions]
+        if len(sessions) > 1:
+            total = sum(s['wall_time'] for s in sessions)
+            lines.append(f'Total wall time: {total / 60:.1f} min over '
+                         f'{len(sessions)} invocations (later ones resumed the '
                          f'earlier ones with `--resume`)')
         return '\n\n'.join(lines)
 

@@ -527,7 +527,7 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
 
     _common.print_report(args, text, TARGETS_TITLE, targets,
                          'the table of the results page')
-    block = f'{log.header()}\n\n{text}\n{TARGETS_TITLE}:\n\n{targets}\n'
+    block = f'{log.header(sessions)}\n\n{text}\n{TARGETS_TITLE}:\n\n{targets}\n'
     _common.publish(args, log, SECTION, block, 'runs')
     return dict(runs=runs, table=table, lift_time=lift_time, wall_time=wall_time)
 

@@ -300,3 +300,6 @@ def test_a_report_times_only_the_invocations_of_its_runs(tu_classification,
     report = tu_classification.main(common + ['--report-only'])
     assert report['lift_time'] == first['lift_time']
     assert report['wall_time'] == log['sessions'][0]['wall_time']
+    # the block's header named both invocations, and their total wall time
+    block = (tmp_path / 'out' / 'tu_classification.md').read_text()
+    assert block.count('Command: `') == 1 and 'Total wall time' not in block
