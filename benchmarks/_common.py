@@ -372,6 +372,15 @@ def open_run_log(args: argparse.Namespace, name: str, argv: Optional[Sequence[st
                 f"{key}: {' and '.join(map(repr, saved))} there, {value!r} here"
                 for key, (saved, value) in differ.items()) + "): give the same "
             "settings to resume or report them, or another --output")
+    if args.report_only and getattr(args, 'quick', True) is False and log.sessions and \
+            all(s['args'].get('quick') for s in log.sessions):
+        # A report of --quick runs is one (its verdicts say so), and goes to the
+        # results page only where --results names one.
+        args.quick = True
+        given = sys.argv[1:] if argv is None else list(argv)
+        if not any(a == '--results' or a.startswith('--results=') for a in given):
+            args.results = None
+        print("reporting --quick runs", file=sys.stderr)
     return log
 
 

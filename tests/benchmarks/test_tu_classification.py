@@ -303,3 +303,21 @@ def test_a_report_times_only_the_invocations_of_its_runs(tu_classification,
     # the block's header named both invocations, and their total wall time
     block = (tmp_path / 'out' / 'tu_classification.md').read_text()
     assert block.count('Command: `') == 1 and 'Total wall time' not in block
+
+
+def test_a_report_of_quick_runs_is_one(tu_classification, tiny_tu_dataset, tmp_path,
+                                       common):
+    # It went to docs/results.md by default, and its verdicts lost the --quick
+    # caveat (quick is no setting a report takes from its log).
+    base = ['--dataset', 'TINY', '--root', tiny_tu_dataset, '--models', 'MLP',
+            '--no-progress', '--data-root', str(tmp_path / 'nothing'), '--output',
+            str(tmp_path / 'out')]
+    tu_classification.main(base + ['--quick', '--no-results'])
+    for extra, results in (([], None), (['--results', str(tmp_path / 'r.md')],
+                                        str(tmp_path / 'r.md'))):
+        argv = base + ['--report-only'] + extra
+        args = tu_classification.parse_args(argv)
+        assert not args.quick and args.results is not None  # (a full run's, so far)
+        common.open_run_log(args, 'tu_classification', argv,
+                            ('dataset', 'models', 'seeds', 'splits'))
+        assert args.quick and args.results == results
