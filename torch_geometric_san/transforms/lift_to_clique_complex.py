@@ -38,6 +38,10 @@ class LiftToCliqueComplex(_Lifting):
       :func:`torch_geometric.utils.to_networkx` still see the graph, and batching
       shifts ``edge_index`` as for a graph. A graph without ``edge_index`` has no edges
       (one that stores them as a sparse ``adj_t`` or ``adj`` instead is refused).
+    * A graph's own ``x_0`` beside ``x``, or ``x_1`` beside ``edge_attr``, is refused
+      (the lifting makes them). Its other ``x_k`` are kept as features of order
+      :math:`k`, their rows taken to follow ``simplices_k``, and placed after the
+      lifted node features with :obj:`lift_x`.
 
     The complex is padded to :obj:`max_order` (with empty orders) when the graph has no
     cliques that large, so lifted graphs can always be batched together. The cliques
