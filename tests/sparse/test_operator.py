@@ -459,10 +459,10 @@ def test_products_refuse_half_precision_on_the_cpu(dtype):
     # (torch's compressed-row kernels failed deep inside)
     op = SparseOperator.from_index(torch.tensor([[0, 1], [1, 0]]), torch.ones(2), 2)
     x = torch.ones(2, 3, dtype=dtype)
-    with pytest.raises(TypeError, match=f"{dtype} is not supported by the sparse "
-                       "products on the CPU"):
+    with pytest.raises(TypeError, match=f"{dtype} is not supported on the CPU by the "
+                       "sparse products"):
         op.to(dtype).matmul(x)
-    with pytest.raises(TypeError, match='not supported by the sparse products'):
+    with pytest.raises(TypeError, match='not supported on the CPU by the sparse products'):
         op.sddmm(x, x)
 
 

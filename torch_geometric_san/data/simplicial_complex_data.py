@@ -773,9 +773,10 @@ class SimplicialComplexData(Data):
         twice (every order up to :math:`K` present), every feature ``x_k`` has
         :math:`N_k` rows (and :math:`k` is an order of the complex), every stored
         operator has indices in range, of the orders it maps between, and one value
-        per entry, and every boundary :math:`k + 1` entries per k-simplex. A graph's ``x`` set on a
-        complex is a problem too: the models, exports and feature counts read
-        the features of each order, ``x_0`` for the vertices, and would ignore it.
+        per entry, and every boundary :math:`k + 1` entries per k-simplex. A graph's
+        ``x`` set on a complex is a problem too: the models, exports and feature
+        counts read the features of each order, ``x_0`` for the vertices, and would
+        ignore it.
         The constructors and liftings check all this; attributes set or changed
         afterwards are what it finds.
 

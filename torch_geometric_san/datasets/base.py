@@ -94,7 +94,7 @@ class SharedComplexDataset(InMemoryDataset):
         if items and next(iter(items.values())).size(0):
             # stacked, so the first item has the shapes of them all
             item = copy.copy(complex)
-            for key, value in out["items"].items():
+            for key, value in items.items():
                 item[key] = value[0]
             try:
                 item.validate()

@@ -14,7 +14,8 @@ from torch_geometric.utils import is_torch_sparse_tensor, to_edge_index
 from torch_geometric.utils.sparse import index2ptr
 
 from torch_geometric_san.sparse.compiled import available_for
-from torch_geometric_san.utils.validation import check_bool, check_int, check_real
+from torch_geometric_san.utils.validation import (check_bool, check_int, check_real,
+                                                  check_sparse_precision)
 from torch_geometric_san.sparse.kernels import (_attention, _attention_composite,
                                                _grouped_matmul, _grouped_sddmm, _sddmm,
                                                _spmm, _spmm_power)
@@ -383,7 +384,7 @@ class SparseOperator(_Immutable):
         if not isinstance(hops, int) or isinstance(hops, bool) or hops < 0:
             raise ValueError(f"'hops' must be an int >= 0 (got {hops!r})")
         self._check_operand('x', x, 2, self.shape[1])
-        _check_sparse_precision(x)
+        check_sparse_precision(x)  # (failed deep inside torch)
         if hops != 1:  # (A^0 X = X for a square A only)
             self._square(f"'hops' = {hops}")
         if value is None:
@@ -413,7 +414,7 @@ class SparseOperator(_Immutable):
         if a.size(1) != b.size(1) or a.dtype != b.dtype:
             raise ValueError(f"'a' and 'b' must have the same width and dtype (got "
                              f"{list(a.shape)} {a.dtype} and {list(b.shape)} {b.dtype})")
-        _check_sparse_precision(a)
+        check_sparse_precision(a)
         return _sddmm(*self.structure(), a, b)
 
     def matmul_grouped(self, value: Tensor, x: Tensor) -> Tensor:
@@ -656,14 +657,6 @@ def _lanczos_largest(matrix: sp.sparray, tol: float, check: int = 5) -> float:
         v_prev, v = v, dscal(1.0 / beta, w)
     raise RuntimeError(f"Lanczos did not reach the relative tolerance {tol:g} for "
                        f"the largest eigenvalue of a {n} x {n} matrix in {step} steps")
-
-
-def _check_sparse_precision(x: Tensor) -> None:
-    # torch's CPU kernels of the compressed-row products take neither float16 nor
-    # bfloat16 (they failed deep inside torch).
-    if x.device.type == 'cpu' and x.dtype in (torch.float16, torch.bfloat16):
-        raise TypeError(f"{x.dtype} is not supported by the sparse products on the "
-                        f"CPU (they need float32 or float64)")
 
 
 def _compressed(index: Tensor) -> Tensor:

@@ -162,6 +162,21 @@ def check_float_tensor(value: Any, name: str) -> torch.Tensor:
     return value
 
 
+def check_sparse_precision(x: torch.Tensor) -> None:
+    r"""Checks that the sparse products can take :obj:`x`: torch's CPU kernels of
+    compressed-row products take neither float16 nor bfloat16.
+
+    Args:
+        x (torch.Tensor): An operand of the products.
+
+    Raises:
+        TypeError: If :obj:`x` is float16 or bfloat16 on the CPU.
+    """
+    if x.device.type == 'cpu' and x.dtype in (torch.float16, torch.bfloat16):
+        raise TypeError(f"{x.dtype} is not supported on the CPU by the sparse products "
+                        f"(they need float32 or float64)")
+
+
 def check_same_dtype(x: torch.Tensor, dtype: torch.dtype, name: str, owner: str,
                      hint: str) -> None:
     r"""Checks that the signal :obj:`x` has the dtype of the parameters it meets.

@@ -17,7 +17,8 @@ from torch_geometric_san.sparse.propagation import (accumulate, polynomial, powe
                                                    prepare, sddmm)
 from torch_geometric_san.utils.validation import (check_bool, check_dropout,
                                                   check_float_tensor, check_int,
-                                                  check_real, check_same_dtype)
+                                                  check_real, check_same_dtype,
+                                                  check_sparse_precision)
 
 ATTENTION_MODES = ("separate", "shared", None)
 
@@ -667,9 +668,7 @@ class SANConv(MessagePassing):
                 f"{'model' if model else 'layer'} with .to()" +
                 (" (parameters made on 'meta' need to_empty() and "
                  "reset_parameters() first)" if device.type == 'meta' else ''))
-        if x.device.type == 'cpu' and x.dtype in (torch.float16, torch.bfloat16):
-            raise TypeError(f"{x.dtype} is not supported on the CPU (its sparse "
-                            f"kernels need float32 or float64)")
+        check_sparse_precision(x)
         return x.dim() == 3
 
     def __repr__(self) -> str:
