@@ -58,6 +58,29 @@ def check_counts(**counts: Any) -> None:
         check_int(value, f"'{name}'", minimum=1)
 
 
+def check_in_channels(value: Any, name: str) -> int:
+    r"""Checks an input size of a layer or model: an int of at least 1, or
+    :obj:`-1` for lazy initialisation (the size read from the first input, as
+    PyG's layers do), with :func:`check_int`.
+
+    Args:
+        value (Any): The argument.
+        name (str): Its name, for the error message.
+
+    Returns:
+        int: :obj:`value` as a Python :obj:`int`.
+
+    Raises:
+        TypeError: If :obj:`value` is not an integer.
+        ValueError: If it is neither :obj:`-1` nor at least 1.
+    """
+    value = check_int(value, name)
+    if value != -1 and value < 1:
+        raise ValueError(f"{name} must be at least 1, or -1 to take the size of the "
+                         f"first input (lazy initialisation), got {value}")
+    return value
+
+
 def check_bool(value: Any, name: str) -> bool:
     r"""Checks that :obj:`value` is :obj:`True` or :obj:`False` (a flag given as
     e.g. the string ``"no"`` would otherwise count as true).

@@ -758,3 +758,45 @@ def test_compiled_kernels_match_composites(kit, monkeypatch, config, in_channels
         results.append((out, *grads))
     for kernel, composite in zip(*results):
         assert torch.allclose(kernel, composite, atol=1e-12)
+
+
+@pytest.mark.parametrize('cls,config', [(SANConv, CONFIGS[1]), (SANConv, CONFIGS[7]),
+                                        (SATConv, {}), (SCNNConv, {}), (SNNConv, {}),
+                                        (SCNConv, {})])
+def test_lazy_in_channels(kit, cls, config):
+    # in_channels=-1 takes the size from the first input, as PyG's layers do; the
+    # materialised layer computes what a layer of that size computes with the same
+    # parameters, and its state loads into a layer of either kind.
+    data = kit.delaunay(10)
+    ops = data.operators(1).to(torch.float64)
+    x = torch.randn(3, data.num_simplices(1), 5, dtype=torch.float64)
+    lazy = cls(-1, 4, **config).double()
+    assert 'lin.weight' in lazy.state_dict()  # (uninitialised, as PyG's Linear)
+    out = lazy(x, ops)
+    assert lazy.lin.weight.shape[-1] == 5
+    assert repr(lazy).startswith(f'{cls.__name__}(-1, 4')
+    eager = cls(5, 4, **config).double()
+    eager.load_state_dict(lazy.state_dict())
+    assert torch.equal(eager(x, ops), out)
+    again = cls(-1, 4, **config).double()
+    again.load_state_dict(lazy.state_dict())
+    assert torch.equal(again(x, ops), out)
+    # The filter weights are initialised as reset_parameters() does (Glorot per tap
+    # and gain), not by PyG's Linear (Kaiming).
+    rows = lazy.heads * lazy.out_channels
+    bound = (6.0 / (rows + 5)) ** 0.5
+    assert float(lazy.lin.weight.detach().abs().max()) <= bound
+    with pytest.raises(ValueError, match=r"must have shape \[N, 5\]"):
+        lazy(x[..., :2], ops)
+
+
+def test_lazy_in_channels_refusals(kit):
+    data = kit.delaunay(10)
+    ops = data.operators(1)
+    with pytest.raises(ValueError, match=r"\[N, F\] or \[B, N, F\] with F >= 1"):
+        SANConv(-1, 4)(torch.randn(data.num_simplices(1), 0), ops)
+    with pytest.raises(ValueError, match="an ensemble needs its 'in_channels'"):
+        SANConv(-1, 4, ensemble=2)
+    for bad in (0, -2):
+        with pytest.raises(ValueError, match="at least 1, or -1"):
+            SANConv(bad, 4)

@@ -432,3 +432,35 @@ def test_every_parameter_gets_a_gradient_on_a_batch_without_triangles(kwargs):
     out = net(batch)
     (out.pow(2).sum() if out.numel() else out.sum()).backward()
     assert [name for name, p in net.named_parameters() if p.grad is None] == []
+
+
+@pytest.mark.parametrize('in_channels', [-1, [-1, 4, -1]])
+def test_lazy_in_channels(kit, in_channels):
+    # -1 takes an order's size from the first input (its SANConv and the linear maps
+    # of its messages to the neighbouring orders); the model then computes what the
+    # model of those sizes computes with the same parameters.
+    complexes = [with_signals(kit.delaunay(n, seed=n), seed=n) for n in (9, 12)]
+    batch = next(iter(DataLoader(complexes, batch_size=2)))
+    lazy = model(in_channels, 8, num_layers=2, out_channels=2).eval()
+    out = lazy(batch)
+    assert [lazy.layers[0].input_size(k) for k in range(3)] == [3, 4, 2]
+    eager = model([3, 4, 2], 8, num_layers=2, out_channels=2).eval()
+    eager.load_state_dict(lazy.state_dict())
+    assert torch.equal(eager(batch), out)
+    other = batch.clone()
+    other.x_2 = other.x_2[:, :1]
+    with pytest.raises(ValueError, match=r"'x_2' must have shape \[N_2, 2\]"):
+        lazy(other)
+    # A per-simplex output reads x_k of the orders that reach it only.
+    lazy = model(-1, 8, num_layers=1, out_channels=2, readout=None, order=0)
+    assert lazy(batch).shape == (batch.num_simplices(0), 2)
+    assert lazy.layers[0].input_size(2) == -1  # (never read)
+
+
+def test_lazy_in_channels_refusals(kit):
+    data = with_signals(kit.delaunay(9))
+    with pytest.raises(ValueError, match="'readout_input' needs every order's"):
+        model(-1, 8, num_layers=1, out_channels=2, readout_input=True)
+    data.x_1 = data.x_1[:, :0]
+    with pytest.raises(ValueError, match=r"'x_1' must have shape \[N_1, F\] with F >= 1"):
+        model(-1, 8, num_layers=1, out_channels=2)(data)

@@ -464,3 +464,21 @@ def test_every_parameter_gets_a_gradient_on_a_batch_without_triangles(cls, kwarg
     net = cls(3, 4, num_layers=2, out_channels=2, order=2, readout='sum', **kwargs)
     net(batch).pow(2).sum().backward()
     assert [name for name, p in net.named_parameters() if p.grad is None] == []
+
+
+@pytest.mark.parametrize('cls', [SAN, SAT, SCNN, SNN, SCN])
+def test_lazy_in_channels(kit, cls):
+    # in_channels=-1: the first layer takes the size of the first input; the model
+    # then computes what the model of that size computes with the same parameters.
+    complexes = [with_signal(kit.delaunay(n, seed=n), seed=n) for n in (9, 12)]
+    batch = next(iter(DataLoader(complexes, batch_size=2)))
+    lazy = cls(-1, 8, num_layers=2, out_channels=2, readout='mean').double().eval()
+    out = lazy(batch)
+    eager = cls(3, 8, num_layers=2, out_channels=2, readout='mean').double().eval()
+    eager.load_state_dict(lazy.state_dict())
+    assert torch.equal(eager(batch), out)
+    assert lazy.in_channels == -1 and lazy.convs[0].lin.in_channels == 3
+    with pytest.raises(ValueError, match=r"must have shape \[N, 3\]"):
+        lazy(batch.x_1[:, :2], batch.operators(1), batch=batch.simplex_batch(1))
+    with pytest.raises(ValueError, match="'in_channels' must be at least 1, or -1"):
+        cls(-3, 8, 1, 1)

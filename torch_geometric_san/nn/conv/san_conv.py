@@ -6,7 +6,7 @@ from torch import Tensor
 from torch.nn import ParameterDict
 
 from torch_geometric.nn.conv import MessagePassing
-from torch_geometric.nn.dense.linear import Linear
+from torch_geometric.nn.dense.linear import Linear, is_uninitialized_parameter
 from torch_geometric.nn.inits import glorot, zeros
 from torch_geometric.typing import OptTensor
 
@@ -16,7 +16,8 @@ from torch_geometric_san.sparse import (SimplicialOperators, SparseOperator,
 from torch_geometric_san.sparse.propagation import (accumulate, polynomial, powers,
                                                    prepare, sddmm)
 from torch_geometric_san.utils.validation import (check_bool, check_dropout,
-                                                  check_float_tensor, check_int,
+                                                  check_float_tensor,
+                                                  check_in_channels, check_int,
                                                   check_real, check_same_dtype,
                                                   check_sparse_precision)
 
@@ -135,7 +136,11 @@ class SANConv(MessagePassing):
     no orientation changes. The bias is added after.
 
     Args:
-        in_channels (int): Size of each input sample.
+        in_channels (int): Size of each input sample, or :obj:`-1` to take it
+            from the first input (lazy initialisation, as in PyG: run one
+            forward pass before building the optimiser or wrapping the model in
+            :class:`~torch.nn.parallel.DistributedDataParallel`; not with an
+            :obj:`ensemble`).
         out_channels (int): Size of each output sample (per head).
         J_up (int, optional): Upper filter order :math:`J_u`; :obj:`0`
             removes the upper branch. (default: :obj:`1`)
@@ -250,8 +255,8 @@ class SANConv(MessagePassing):
                             f"MessagePassing's arguments (aggr, flow, node_dim, ...) "
                             f"would have no effect")
         super().__init__(aggr='add', node_dim=-2)
-        for name, value, low in (("in_channels", in_channels, 1),
-                                 ("out_channels", out_channels, 1), ("heads", heads, 1),
+        check_in_channels(in_channels, "in_channels")
+        for name, value, low in (("out_channels", out_channels, 1), ("heads", heads, 1),
                                  ("J_up", J_up, 0), ("J_down", J_down, 0)):
             check_int(value, name, minimum=low)
         if J_harmonic is not None:
@@ -267,6 +272,10 @@ class SANConv(MessagePassing):
             check_bool(value, name)
         if ensemble is not None:
             check_int(ensemble, "ensemble (None or an int)", minimum=1)
+            if in_channels == -1:
+                raise ValueError("an ensemble needs its 'in_channels' (its weights "
+                                 "are [E, rows, in_channels]); -1 (lazy "
+                                 "initialisation) is for a single network")
         if not 0.0 < eps <= 2.0:
             raise ValueError(f"'eps' must lie in (0, 2] for the harmonic filter "
                              f"of a Laplacian scaled to largest eigenvalue 1 "
@@ -343,13 +352,19 @@ class SANConv(MessagePassing):
 
     def reset_parameters(self):
         super().reset_parameters()
-        for weight in self.lin.weight.data.split(self.heads * self.out_channels, dim=-2):
-            glorot(weight)
-            weight.mul_(self.gain)
+        self._reset_filter_weights()
         for att in self.att.values():
             glorot(att)
             att.data.mul_(self.gain)
         zeros(self.bias)
+
+    def _reset_filter_weights(self):
+        # Glorot per tap (a lazy layer's weights get theirs once materialised).
+        if is_uninitialized_parameter(self.lin.weight):
+            return
+        for weight in self.lin.weight.data.split(self.heads * self.out_channels, dim=-2):
+            glorot(weight)
+            weight.mul_(self.gain)
 
     def forward(
         self,
@@ -645,19 +660,24 @@ class SANConv(MessagePassing):
         # Whether a branch propagates the input rather than its taps: the narrower
         # side, F_in columns against C per head where the values differ per head
         # (attention), against H * C where all heads share them (fixed values).
-        return self.in_channels < self.out_channels * (1 if per_head else self.heads)
+        return self.lin.in_channels < self.out_channels * (1 if per_head else self.heads)
 
     def _check_signal(self, x: Tensor, model: bool = False) -> bool:
         # Whether x holds several signals, [B, N, F_in]. A model checks its input
         # with its first layer, and its messages then say what to convert.
         check_float_tensor(x, 'x')
-        if x.dim() not in (2, 3) or x.size(-1) != self.in_channels:
-            raise ValueError(f"'x' must have shape [N, {self.in_channels}] or "
-                             f"[B, N, {self.in_channels}] (got {list(x.shape)})")
+        if is_uninitialized_parameter(self.lin.weight) and x.dim() in (2, 3) \
+                and x.size(-1) > 0:  # lazy: the size of the first input
+            self._materialize(x.size(-1))
+        size = self.lin.in_channels
+        if x.dim() not in (2, 3) or x.size(-1) != size:
+            shapes = (f"[N, F] or [B, N, F] with F >= 1" if size == -1 else
+                      f"[N, {size}] or [B, N, {size}]")
+            raise ValueError(f"'x' must have shape {shapes} (got {list(x.shape)})")
         if self.ensemble is not None and (x.dim() != 3 or x.size(0) != self.ensemble):
             raise ValueError(f"an ensemble of {self.ensemble} takes one signal per "
                              f"member, 'x' of shape [{self.ensemble}, N, "
-                             f"{self.in_channels}] (got {list(x.shape)})")
+                             f"{size}] (got {list(x.shape)})")
         check_same_dtype(x, self.lin.weight.dtype, 'x', *(
             ('model', 'model') if model else ('layer', 'conv')))
         device = self.lin.weight.device
@@ -670,6 +690,14 @@ class SANConv(MessagePassing):
                  "reset_parameters() first)" if device.type == 'meta' else ''))
         check_sparse_precision(x)
         return x.dim() == 3
+
+    @torch.no_grad()
+    def _materialize(self, in_channels: int) -> None:
+        # The filter weights of a lazy layer, [rows, in_channels], initialised as
+        # reset_parameters() does (PyG's Linear materialises them and drops its
+        # hook, which never runs: the layer reads lin.weight without calling lin).
+        self.lin.initialize_parameters(self.lin, (torch.empty(0, in_channels), ))
+        self._reset_filter_weights()
 
     def __repr__(self) -> str:
         return (f'{self.__class__.__name__}({self.in_channels}, '

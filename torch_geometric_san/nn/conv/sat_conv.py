@@ -17,7 +17,8 @@ class SATConv(SANConv):
     neighbourhoods and filtered features).
 
     Args:
-        in_channels (int): Size of each input sample.
+        in_channels (int): Size of each input sample, or :obj:`-1` (lazy
+            initialisation, see :class:`SANConv`).
         out_channels (int): Size of each output sample (per head).
         heads (int, optional): Number of attention heads. (default: :obj:`1`)
         concat (bool, optional): Concatenate (:obj:`True`) or average the

@@ -16,7 +16,8 @@ class SCNConv(SCNNConv):
     The Laplacians are normalised as in :class:`SCNNConv`.
 
     Args:
-        in_channels (int): Size of each input sample.
+        in_channels (int): Size of each input sample, or :obj:`-1` (lazy
+            initialisation, see :class:`SANConv`).
         out_channels (int): Size of each output sample.
         **kwargs (optional): Further arguments of :class:`SANConv`
             (:obj:`bias`, :obj:`normalize`, :obj:`gain`, ...).

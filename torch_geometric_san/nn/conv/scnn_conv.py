@@ -21,7 +21,8 @@ class SCNNConv(SANConv):
     values as given.
 
     Args:
-        in_channels (int): Size of each input sample.
+        in_channels (int): Size of each input sample, or :obj:`-1` (lazy
+            initialisation, see :class:`SANConv`).
         out_channels (int): Size of each output sample.
         J_up (int, optional): Upper filter order. (default: :obj:`1`)
         J_down (int, optional): Lower filter order. (default: :obj:`1`)

@@ -17,8 +17,8 @@ from torch_geometric_san.nn.models.san import (READOUTS, _check_conv_kwargs,
                                                _reset_activations, _resolve_act)
 from torch_geometric_san.sparse import SimplicialOperators, SparseOperator
 from torch_geometric_san.utils.validation import (check_bool, check_counts, check_dropout,
-                                                   check_float_tensor, check_int,
-                                                   check_same_dtype)
+                                                   check_float_tensor, check_in_channels,
+                                                   check_int, check_same_dtype)
 
 #: How the pooled features of the orders are combined.
 COMBINES = ('cat', 'sum')
@@ -96,7 +96,10 @@ class MultiOrderSAN(torch.nn.Module):
     Args:
         in_channels (int or list of int): Size of each input sample: one int
             for every order, or a list of the :math:`K + 1` sizes of
-            :obj:`x_0, ..., x_K`.
+            :obj:`x_0, ..., x_K`; :obj:`-1` takes an order's size from the first
+            input (lazy initialisation, see
+            :class:`~torch_geometric_san.nn.conv.SANConv`; not with
+            :obj:`readout_input`).
         hidden_channels (int): Size of each hidden sample (per head).
         num_layers (int): Number of layers.
         out_channels (int): Size of each output sample (per simplex, or per
@@ -215,6 +218,10 @@ class MultiOrderSAN(torch.nn.Module):
         check_bool(readout_input, "'readout_input'")
         if readout_input and (readout is None or combine != 'cat'):
             raise ValueError("'readout_input' needs a readout with combine='cat'")
+        if readout_input and -1 in self.in_channels:
+            raise ValueError("'readout_input' needs every order's 'in_channels' (the "
+                             "readout's hidden width is that of its input); -1 (lazy "
+                             "initialisation) is refused with it")
         if jk not in JK_MODES:
             raise ValueError(f"'jk' must be one of {JK_MODES} (got {jk!r})")
         if combine not in COMBINES:
@@ -296,9 +303,9 @@ class MultiOrderSAN(torch.nn.Module):
                 raise ValueError(f"'in_channels' must hold one size per order "
                                  f"0..{max_order}, {max_order + 1} in all (got "
                                  f"{len(in_channels)})")
-            return [check_int(c, "'in_channels'", minimum=1) for c in in_channels]
-        return [check_int(in_channels, "'in_channels' (an int or a list of ints)",
-                          minimum=1)] * (max_order + 1)
+            return [check_in_channels(c, "'in_channels'") for c in in_channels]
+        return [check_in_channels(in_channels, "'in_channels' (an int or a list of "
+                                  "ints)")] * (max_order + 1)
 
     def reset_parameters(self):
         r"""Resets all learnable parameters of the module."""
@@ -341,9 +348,11 @@ class MultiOrderSAN(torch.nn.Module):
                 raise ValueError(f"the complex has no signal 'x_{k}' on its "
                                  f"{k}-simplices")
             x = check_float_tensor(data[f'x_{k}'], f'x_{k}')
-            if x.dim() != 2 or x.size(1) != self.in_channels[k]:
+            size = self.layers[0].input_size(k)
+            if x.dim() != 2 or x.size(1) != size and (size != -1 or x.size(1) == 0):
                 raise ValueError(f"'x_{k}' must have shape [N_{k}, "
-                                 f"{self.in_channels[k]}] (got {list(x.shape)})")
+                                 f"{'F] with F >= 1' if size == -1 else f'{size}]'} "
+                                 f"(got {list(x.shape)})")
             check_same_dtype(x, dtype, f'x_{k}', 'model', 'model')
             xs[k] = x
 
@@ -421,6 +430,14 @@ class _MultiOrderLayer(torch.nn.Module):
         self.from_above = torch.nn.ModuleDict({
             str(k): Linear(in_channels[k + 1], width, bias=False) for k in above})
         self.inputs = set(targets) | {k - 1 for k in below} | {k + 1 for k in above}
+
+    def input_size(self, k: int) -> int:
+        # The size of x_k: as given, or once a lazy module reading x_k has taken
+        # it from the first input; -1 before.
+        readers = [self.convs[str(k)].lin if str(k) in self.convs else None,
+                   self.from_below[str(k + 1)] if str(k + 1) in self.from_below else None,
+                   self.from_above[str(k - 1)] if str(k - 1) in self.from_above else None]
+        return max((lin.in_channels for lin in readers if lin is not None), default=-1)
 
     def reset_parameters(self):
         for module in (*self.convs.values(), *self.from_below.values(),

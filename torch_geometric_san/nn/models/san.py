@@ -14,7 +14,8 @@ from torch_geometric_san.nn.conv import SANConv, SATConv, SCNConv, SCNNConv, SNN
 from torch_geometric_san.nn.functional import dropout, odd_activation
 from torch_geometric_san.sparse import SimplicialOperators, as_operators
 from torch_geometric_san.utils.validation import (check_batch, check_bool, check_counts,
-                                                   check_dropout, check_int)
+                                                   check_dropout, check_in_channels,
+                                                   check_int)
 
 READOUTS: Dict[str, Callable[..., Tensor]] = {
     'sum': global_add_pool,
@@ -74,7 +75,9 @@ class SAN(torch.nn.Module):
         \mathbf{Z}^{(L)}\right)\right).
 
     Args:
-        in_channels (int): Size of each input sample.
+        in_channels (int): Size of each input sample, or :obj:`-1` to take it
+            from the first input (lazy initialisation of the first layer, see
+            :class:`~torch_geometric_san.nn.conv.SANConv`).
         hidden_channels (int): Size of each hidden sample (per head).
         num_layers (int): Number of convolution layers.
         out_channels (int): Size of each output sample (per simplex, or per
@@ -163,9 +166,9 @@ class SAN(torch.nn.Module):
         odd_act: bool = False,
     ):
         super().__init__()
-        check_counts(in_channels=in_channels, hidden_channels=hidden_channels,
-                     num_layers=num_layers, out_channels=out_channels,
-                     readout_layers=readout_layers)
+        check_in_channels(in_channels, "'in_channels'")
+        check_counts(hidden_channels=hidden_channels, num_layers=num_layers,
+                     out_channels=out_channels, readout_layers=readout_layers)
         check_int(order, "'order'", minimum=0)
         if readout is not None and readout not in tuple(READOUTS) + ('flatten', ):
             raise ValueError(f"'readout' must be None, 'flatten' or one of "
