@@ -671,7 +671,7 @@ class SANConv(MessagePassing):
             self._materialize(x.size(-1))
         size = self.lin.in_channels
         if x.dim() not in (2, 3) or x.size(-1) != size:
-            shapes = (f"[N, F] or [B, N, F] with F >= 1" if size == -1 else
+            shapes = ("[N, F] or [B, N, F] with F >= 1" if size == -1 else
                       f"[N, {size}] or [B, N, {size}]")
             raise ValueError(f"'x' must have shape {shapes} (got {list(x.shape)})")
         if self.ensemble is not None and (x.dim() != 3 or x.size(0) != self.ensemble):
