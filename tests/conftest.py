@@ -158,14 +158,18 @@ def terminal_stderr():
     return _terminal_stderr
 
 
-def _write_tiny_tu_dataset(root, name: str = 'TINY', num_graphs: int = 24) -> str:
+def _write_tiny_tu_dataset(root, name: str = 'TINY', num_graphs: int = 24,
+                           edge_labels: bool = False) -> str:
     # A TU-format dataset (the files TUDataset reads from <root>/<name>/raw):
     # random graphs of 6-9 nodes with 3 node labels; class 1 graphs are cycles
-    # with chords (triangles), class 0 graphs are paths (no triangles).
+    # with chords (triangles), class 0 graphs are paths (no triangles); with
+    # edge_labels, 2 labels per edge (the same in both directions), which TUDataset
+    # gives as a one-hot edge_attr.
     raw = os.path.join(str(root), name, 'raw')
     os.makedirs(raw)
     rng = np.random.default_rng(0)
     edges, indicator, node_labels, graph_labels, offset = [], [], [], [], 0
+    labels_of_edges = []
     for g in range(num_graphs):
         n, label = int(rng.integers(6, 10)), g % 2
         pairs = [(i, i + 1) for i in range(n - 1)]
@@ -173,13 +177,15 @@ def _write_tiny_tu_dataset(root, name: str = 'TINY', num_graphs: int = 24) -> st
             pairs += [(i, i + 2) for i in range(0, n - 2, 2)]
         for i, j in pairs:  # both directions, 1-based ids
             edges += [(offset + i + 1, offset + j + 1), (offset + j + 1, offset + i + 1)]
+            labels_of_edges += [int(rng.integers(0, 2))] * 2
         indicator += [g + 1] * n
         node_labels += rng.integers(0, 3, n).tolist()
         graph_labels.append(label)
         offset += n
     for suffix, rows in (('A', [f'{i}, {j}' for i, j in edges]),
                          ('graph_indicator', indicator), ('node_labels', node_labels),
-                         ('graph_labels', graph_labels)):
+                         ('graph_labels', graph_labels)) + (
+                            (('edge_labels', labels_of_edges), ) if edge_labels else ()):
         with open(os.path.join(raw, f'{name}_{suffix}.txt'), 'w') as f:
             f.write('\n'.join(map(str, rows)) + '\n')
     return str(root)
@@ -190,6 +196,13 @@ def tiny_tu_dataset(tmp_path):
     r"""The root of a small TU-format dataset ``TINY`` (24 graphs, 3 node labels,
     classes: with or without triangles), written in a fresh directory."""
     return _write_tiny_tu_dataset(tmp_path / 'tu')
+
+
+@pytest.fixture
+def tiny_tu_dataset_with_edge_labels(tmp_path):
+    r"""The root of :func:`tiny_tu_dataset` with 2 labels per edge as well (a one-hot
+    ``edge_attr`` in TUDataset), written in a fresh directory."""
+    return _write_tiny_tu_dataset(tmp_path / 'tu', edge_labels=True)
 
 
 @pytest.fixture

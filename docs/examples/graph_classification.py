@@ -34,11 +34,14 @@ def main(root='data/TU', name='PROTEINS', epochs=60, seed=0):
 
     # 2. Lift every graph once: k + 1 cliques become k-simplices, and
     #    lift_x=True gives each edge and triangle the mean of its vertices'
-    #    features, so x_0, x_1 and x_2 all have dataset.num_features columns.
-    lift = LiftToCliqueComplex(max_order=2, lift_x=True)
+    #    features; an edge also keeps its own labels (edge_attr, e.g. the bond
+    #    types of molecules), as features without an orientation.
+    lift = LiftToCliqueComplex(max_order=2, edge_attr='feature', lift_x=True)
     complexes = [lift(graph) for graph in dataset]
-    print(f'{len(complexes)} complexes; simplices per order in the first:',
-          [complexes[0].num_simplices(k) for k in range(3)])
+    channels = [complexes[0].num_simplex_features(k) for k in range(3)]
+    print(f'{len(complexes)} complexes; simplices per order in the first: '
+          f'{[complexes[0].num_simplices(k) for k in range(3)]}; features per '
+          f'order: {channels}')
 
     # 3. A random 50 / 25 / 25 % split into training, validation and test.
     perm = torch.randperm(len(complexes))
@@ -51,7 +54,7 @@ def main(root='data/TU', name='PROTEINS', epochs=60, seed=0):
     # 4. The network: two layers, each a SANConv per order plus the messages
     #    from the faces and cofaces; the readout sums each order over each
     #    complex, concatenates the three sums and an MLP gives the logits.
-    model = MultiOrderSAN(dataset.num_features, 32, num_layers=2,
+    model = MultiOrderSAN(channels, 32, num_layers=2,
                           out_channels=dataset.num_classes, max_order=2,
                           readout='sum', combine='cat', dropout=0.2,
                           conv_kwargs=dict(J_up=1, J_down=1, J_harmonic=0))

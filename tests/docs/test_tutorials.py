@@ -33,3 +33,13 @@ def test_graph_classification(load_example, tiny_tu_dataset):
     accuracy = load_example('graph_classification').main(tiny_tu_dataset, 'TINY',
                                                          epochs=10, seed=0)
     assert accuracy >= 5 / 6
+
+
+def test_graph_classification_with_edge_labels(load_example,
+                                               tiny_tu_dataset_with_edge_labels):
+    # A TU dataset whose edges have labels (as MUTAG's bond types): they reach x_1
+    # beside the lifted node features (3 + 2 columns), which the model's sizes per
+    # order follow (it refused the batches when built with dataset.num_features).
+    accuracy = load_example('graph_classification').main(
+        tiny_tu_dataset_with_edge_labels, 'TINY', epochs=10, seed=0)
+    assert accuracy >= 5 / 6

@@ -284,11 +284,13 @@ def test_learns_a_toy_task(kit, one_thread):
 
 @pytest.mark.parametrize('conv_kwargs, invariant', [
     (dict(J_up=2, J_down=2, J_harmonic=0), True),
-    (dict(J_harmonic=2), False), (dict(attention=None), False)])
+    (dict(J_harmonic=2), False), (dict(attention=None), False),
+    (dict(J_harmonic=0, orientation_equivariant=True), False)])
 def test_lifted_graph_output_and_the_numbering_of_its_vertices(conv_kwargs, invariant):
     # Lifted node features carry no orientation: the attention branches and the
-    # messages through |B| read no signs, the harmonic filter and the fixed-weight
-    # branches apply the signed Laplacians (as the docstring says).
+    # messages through |B| read no signs, the harmonic filter, the fixed-weight
+    # branches and the orientation-equivariant scores read the signed Laplacians (as
+    # the docstring says).
     from torch_geometric_san.transforms import LiftToCliqueComplex
     torch.manual_seed(0)
     edge_index = torch.tensor([[0, 0, 1, 1, 2, 3, 4], [1, 2, 2, 3, 3, 4, 5]])
@@ -464,3 +466,23 @@ def test_lazy_in_channels_refusals(kit):
     data.x_1 = data.x_1[:, :0]
     with pytest.raises(ValueError, match=r"'x_1' must have shape \[N_1, F\] with F >= 1"):
         model(-1, 8, num_layers=1, out_channels=2)(data)
+
+
+def test_norm_names_that_take_no_width_first_are_refused(kit):
+    # A name is built as norm(width, **norm_kwargs), as PyG's GIN builds it:
+    # PairNorm took the width as its `scale` (silently), others failed inside PyG.
+    from torch_geometric.nn import DiffGroupNorm, PairNorm
+    with pytest.raises(ValueError, match="first argument is 'scale'.*norm=PairNorm()"):
+        MultiOrderSAN(3, 8, 1, 2, norm='pair_norm')
+    for name in ('graph_size_norm', 'mean_subtraction_norm', 'diff_group_norm'):
+        with pytest.raises(ValueError, match=f"norm='{name}' cannot be built as "
+                                             f"norm\\(channels, \\*\\*norm_kwargs\\)"):
+            MultiOrderSAN(3, 8, 1, 2, norm=name)
+    net = MultiOrderSAN(3, 8, 1, 2, norm='diff_group_norm', norm_kwargs=dict(groups=2))
+    assert isinstance(net.norms[0]['0'], DiffGroupNorm)
+    net = MultiOrderSAN(3, 8, 1, 2, norm=PairNorm(scale=2.0))  # a module: copied
+    norms = [net.norms[0][str(k)] for k in range(3)]
+    assert all(isinstance(n, PairNorm) and n.scale == 2.0 for n in norms)
+    assert len({id(n) for n in norms}) == 3
+    data = with_signals(kit.delaunay(9), channels=(3, 3, 3))
+    assert net.double()(data).shape == (1, 2)

@@ -53,10 +53,13 @@ class MultiOrderSAN(torch.nn.Module):
     orientation-equivariant, so use :obj:`inter_order=False` there, with the
     equivariant option of the layers. Within an order, the attention branches
     (the default) do not read the operators' signs either, but the harmonic
-    filter (:obj:`J_harmonic` :math:`\geq 1` in :obj:`conv_kwargs`) and the
-    fixed-weight branches (:obj:`attention=None`) apply the signed Laplacians:
-    on unoriented features their outputs depend on the reference orientations,
-    so a lifted graph's output then depends on the numbering of its vertices.
+    filter (:obj:`J_harmonic` :math:`\geq 1` in :obj:`conv_kwargs`), the
+    fixed-weight branches (:obj:`attention=None`) and the
+    orientation-equivariant attention (:obj:`orientation_equivariant=True`,
+    whose scores carry the signs of the Laplacians' entries) read the signed
+    Laplacians: on unoriented features their outputs depend on the reference
+    orientations, so a lifted graph's output then depends on the numbering of
+    its vertices.
 
     The output is either per simplex of one order (:obj:`readout=None`,
     :obj:`order` :math:`= k`): :math:`\mathrm{MLP}(\mathbf{Z}_k^{(L)})`, or per
@@ -129,10 +132,12 @@ class MultiOrderSAN(torch.nn.Module):
             output per order (:math:`\mathrm{norm}_{l,k}`, own parameters per
             layer and order), before the activation, where the :obj:`norm` of
             PyG's :class:`~torch_geometric.nn.models.GIN` acts: a name of
-            :func:`torch_geometric.nn.resolver.normalization_resolver`, e.g.
+            :func:`torch_geometric.nn.resolver.normalization_resolver` whose
+            class takes the number of channels first, e.g.
             :obj:`"batch_norm"`, :obj:`"layer_norm"` or :obj:`"graph_norm"`
             (those that take a :obj:`batch` normalise each complex's
-            :math:`k`-simplices on their own), or :obj:`None` for none.
+            :math:`k`-simplices on their own), a module (copied for each layer
+            and order, e.g. :obj:`PairNorm()`), or :obj:`None` for none.
             Batch normalisation in training needs two or more
             :math:`k`-simplices per batch for every order, unless
             :obj:`norm_kwargs=dict(allow_single_element=True)`; an order
@@ -268,7 +273,7 @@ class MultiOrderSAN(torch.nn.Module):
         # norm_{l,k}: one module per layer and computed order (identities
         # without a normalisation).
         self.norm = norm if isinstance(norm, str) else None
-        norm_layer = normalization_resolver(norm, channels[0], **(norm_kwargs or {}))
+        norm_layer = _resolve_norm(norm, channels[0], norm_kwargs)
         self.norms = torch.nn.ModuleList([
             torch.nn.ModuleDict({str(k): copy.deepcopy(norm_layer)
                                  if norm_layer is not None else torch.nn.Identity()
@@ -468,6 +473,28 @@ def _without_absent_branches(conv_kwargs: Dict[str, Any], k: int,
     absent = [name for name, empty in (('J_down', k == 0), ('J_up', k == max_order))
               if empty]
     return dict(conv_kwargs, **dict.fromkeys(absent, 0))
+
+
+def _resolve_norm(norm: Any, channels: int,
+                  kwargs: Optional[Dict[str, Any]]) -> Optional[torch.nn.Module]:
+    # PyG's normalisation of `channels` features by name (or the module given). A
+    # name is built with the width as its first argument, as PyG's GIN does: refused
+    # where the class takes no width there (PairNorm read it as its `scale`).
+    if not isinstance(norm, str):
+        return normalization_resolver(norm, channels, **(kwargs or {}))
+    try:
+        module = normalization_resolver(norm, channels, **(kwargs or {}))
+    except TypeError as error:
+        raise ValueError(f"norm={norm!r} cannot be built as norm(channels, "
+                         f"**norm_kwargs) ({error}): give its other arguments in "
+                         f"'norm_kwargs', or pass the module itself") from error
+    params = list(inspect.signature(type(module).__init__).parameters)[1:2]
+    if params != ['in_channels']:
+        raise ValueError(f"norm={norm!r} takes no number of channels first (its "
+                         f"first argument is {params[0] if params else 'none'!r}), so "
+                         f"the layer width would be passed as that; pass the module "
+                         f"itself, e.g. norm={type(module).__name__}()")
+    return module
 
 
 def _unsigned(op: SparseOperator) -> SparseOperator:
