@@ -633,6 +633,29 @@ def test_kept_operators_of_learnable_values_train_step_after_step():
     assert torch.equal(grads[0], grads[1]) and grads[0].abs().sum() > 0
 
 
+def test_values_made_learnable_in_place_get_their_gradient():
+    # requires_grad_() changes no version counter: the value kept by a forward pass
+    # before it (an evaluation before training), with its derived forms, was given
+    # again, and the learned values got no gradient.
+    from torch_geometric_san.nn import SANConv
+    torch.manual_seed(0)
+    conv = SANConv(2, 4, normalize=True, attention=None, J_harmonic=1).double()
+    grads = []
+    for warm in (False, True):
+        data = SimplicialComplexData.from_simplices(
+            [[0, 1, 2], [1, 2, 3], [2, 3, 4]], close=True, dtype=torch.float64)
+        x = torch.randn(data.num_simplices(1), 2, dtype=torch.float64,
+                        generator=torch.Generator().manual_seed(1))
+        if warm:
+            conv(x, data.operators(1))
+        data.up_weight_1.requires_grad_()
+        data.hodge_weight_1.requires_grad_()
+        conv(x, data.operators(1)).sum().backward()
+        grads.append((data.up_weight_1.grad, data.hodge_weight_1.grad))
+    for cold, warm in zip(*grads):
+        assert warm is not None and torch.equal(cold, warm) and cold.abs().sum() > 0
+
+
 def test_kept_operators_hold_no_inference_tensors():
     # A value built in inference mode (an evaluation before training) is kept:
     # the tensors it makes of its own (empty operators, eigenvalues per row) must

@@ -182,6 +182,20 @@ def test_forms_of_learnable_values_are_not_kept(first):
     assert not {'scaled', 't', 't_weight', ('shifted', 0.5)} & set(op._cache)
 
 
+def test_forms_kept_before_the_values_turned_learnable_are_not_used():
+    # requires_grad_() in place after a form was kept: the kept form (no graph) was
+    # given, and the values got no gradient.
+    index = torch.tensor([[0, 1, 0, 1], [0, 0, 1, 1]])
+    weight = torch.tensor([2.0, -1.0, -1.0, 2.0])
+    op = SparseOperator.from_index(index, weight, 2)
+    x = torch.randn(2, 3)
+    op.scaled().matmul(x) + op.t().matmul(x)  # kept: the values are constant
+    assert {'scaled', 't'} <= set(op._cache)
+    weight.requires_grad_()
+    (op.scaled().matmul(x) + op.t().matmul(x)).sum().backward()
+    assert weight.grad is not None and weight.grad.abs().sum() > 0
+
+
 def test_from_index_sorts_and_sums_duplicates():
     index = torch.tensor([[2, 0, 2, 1], [1, 0, 1, 2]])
     op = SparseOperator.from_index(index, torch.tensor([1., 2., 3., 4.]), 3)

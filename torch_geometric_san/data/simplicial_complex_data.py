@@ -615,9 +615,11 @@ class SimplicialComplexData(Data):
 
     def _operator_inputs(self, k: int) -> Optional[List[Any]]:
         # What operators(k) reads: the tensors (as objects with their in-place
-        # version counters) and sizes that decide the value; None where a tensor
-        # has no version counter (made in torch.inference_mode), so that the
-        # value is not kept.
+        # version counters, and whether autograd tracks them: requires_grad_()
+        # leaves the counter as it is, and the kept forms of values that turned
+        # learnable would give them no gradient) and sizes that decide the value;
+        # None where a tensor has no version counter (made in
+        # torch.inference_mode), so that the value is not kept.
         store = self._store
         slices = store.__dict__.get('_slice_dict') or {}  # a batch's
         names = [f'{name}_{part}_{k}' for name in ('up', 'down', 'hodge', 'boundary')
@@ -629,7 +631,8 @@ class SimplicialComplexData(Data):
         values += [slices.get(f'simplices_{k}'), store.get('num_nodes')]
         if any(isinstance(v, Tensor) and v.is_inference() for v in values):
             return None
-        return [(v, v._version if isinstance(v, Tensor) else None) for v in values]
+        return [(v, (v._version, v.requires_grad) if isinstance(v, Tensor) else None)
+                for v in values]
 
     def _build_operators(self, k: int) -> SimplicialOperators:
         n = self.num_simplices(k)
@@ -1068,7 +1071,7 @@ class SimplicialComplexData(Data):
 
 def _same_inputs(kept: List[Any], inputs: List[Any]) -> bool:
     # Whether operators(k) would build its kept value again: the same tensor
-    # objects at the same versions, and the same sizes.
+    # objects at the same versions (and requires_grad), and the same sizes.
     return all(a is b and va == vb if isinstance(a, Tensor) or isinstance(b, Tensor)
                else a == b for (a, va), (b, vb) in zip(kept, inputs))
 

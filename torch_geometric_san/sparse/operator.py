@@ -188,14 +188,16 @@ class SparseOperator(_Immutable):
     def _derived(self, key: Any, make: Callable[[], Any]) -> Any:
         # Under torch.compile the lookup is traced (a form derived before is a
         # graph input) and only deriving a missing form runs eagerly. A form made
-        # from values that autograd tracks is not kept: kept, it would carry one
-        # step's graph into the next (or none, if made under no_grad).
-        derived = self._cache.get(key)
-        if derived is not None:
-            return derived
+        # from values that autograd tracks is neither kept nor taken from what was
+        # kept: kept, it would carry one step's graph into the next (or none, if
+        # made under no_grad), and one kept before the values turned learnable
+        # (requires_grad_() in place) would give them no gradient.
         if (key[0] if isinstance(key, tuple) else key) not in _PATTERN_FORMS and any(
                 t is not None and t.requires_grad for t in (self.weight, self.eigenvalue)):
             return make()
+        derived = self._cache.get(key)
+        if derived is not None:
+            return derived
         return self._derive(key, make)
 
     @torch.compiler.disable
