@@ -280,6 +280,25 @@ def test_batch_complexes_leaves_out_excluded_attributes_of_any_complex():
     assert 'mask' not in batch and batch.y.tolist() == [1, 1]
 
 
+def test_a_batch_without_its_spectra_is_refused(complexes):
+    # Excluded from a batch, spectrum_k left scaled() to divide every complex's
+    # Laplacians by the largest eigenvalue of the whole batch (validate() passed).
+    loader = DataLoader(complexes[:2], batch_size=2, exclude_keys=['spectrum_1'])
+    batch = next(iter(loader))
+    with pytest.raises(ValueError, match="the batch has no 'spectrum_1' .*exclude_keys"):
+        batch.operators(1)
+    with pytest.raises(ValueError, match="the batch has no 'spectrum_1'"):
+        batch.validate()
+    assert batch.operators(0) is not None and batch.operators(2) is not None
+    # One complex without it computes its own, as before; so does a batch of one.
+    single = complexes[0].clone()
+    del single.spectrum_1
+    assert single.validate()
+    for data in (single, Batch.from_data_list([single])):
+        assert torch.allclose(data.operators(1).up.scaled().to_dense(),
+                              complexes[0].operators(1).up.scaled().to_dense())
+
+
 BATCHING_CASES = {
     'pad-below-the-order': (pad_order, (SimplicialComplexData.from_simplices(
         [[0, 1, 2]], close=True), 1), {}, ValueError, "order must be at least 2, got 1"),

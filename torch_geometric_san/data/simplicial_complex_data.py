@@ -658,8 +658,12 @@ class SimplicialComplexData(Data):
 
     def _row_eigenvalues(self, k: int) -> Optional[Tensor]:
         # (lambda_max(L_k^(d)), lambda_max(L_k^(u))) of each k-simplex's complex,
-        # [N_k, 2]; None for complexes made before they were stored.
+        # [N_k, 2]; None for one complex made without them (scaled() then computes
+        # its own). A batch of several needs them: scaled() would divide every
+        # complex by the largest eigenvalue of the whole batch.
         if f'spectrum_{k}' not in self:
+            if isinstance(self, Batch) and self.num_graphs > 1:
+                raise ValueError(_missing_spectrum(k))
             return None
         spectrum = self[f'spectrum_{k}']
         if spectrum.size(0) == 1:
@@ -776,7 +780,9 @@ class SimplicialComplexData(Data):
         twice (every order up to :math:`K` present), every feature ``x_k`` has
         :math:`N_k` rows (and :math:`k` is an order of the complex), every stored
         operator has indices in range, of the orders it maps between, and one value
-        per entry, and every boundary :math:`k + 1` entries per k-simplex. A graph's
+        per entry, every boundary :math:`k + 1` entries per k-simplex, and a batch
+        of several complexes holds every ``spectrum_k`` (each complex's largest
+        eigenvalues, for the per-complex normalisation of its operators). A graph's
         ``x`` set on a complex is a problem too: the models, exports and feature
         counts read the features of each order, ``x_0`` for the vertices, and would
         ignore it.
@@ -837,6 +843,10 @@ class SimplicialComplexData(Data):
                         f"{simplices[row].tolist()} in row {row})")
             elif torch.unique(simplices, dim=0).size(0) != simplices.size(0):
                 problem(f"'simplices_{k}' lists a {k}-simplex more than once")
+        if isinstance(self, Batch) and self.num_graphs > 1:
+            for k in range(order + 1):
+                if f'spectrum_{k}' not in self._store:
+                    problem(_missing_spectrum(k))
         for key in list(self.keys()):
             feature = _FEATURE.fullmatch(key)
             operator = _OPERATOR_INDEX.fullmatch(key)
@@ -1067,6 +1077,14 @@ class SimplicialComplexData(Data):
             out.__dict__[key] = copy.deepcopy(value, memo)
         out._store._parent = out
         return out
+
+
+def _missing_spectrum(k: int) -> str:
+    return (f"the batch has no 'spectrum_{k}' (excluded from it, e.g. by the loader's "
+            f"exclude_keys, or its complexes were made without it): the operators of a "
+            f"batch of several complexes read each complex's largest eigenvalues from "
+            f"it, for the per-complex normalisation (SparseOperator.scaled); keep it "
+            f"in the batch")
 
 
 def _same_inputs(kept: List[Any], inputs: List[Any]) -> bool:
