@@ -98,6 +98,40 @@ def test_batch_to_device_and_save_load(complexes, device, assert_data_equal):
         assert_data_equal(data.to('cpu'), original)
 
 
+class _Stacked(SimplicialComplexData):
+    # PyG's recipe for an attribute stacked along a new dimension in a batch.
+    def __cat_dim__(self, key, value, *args, **kwargs):
+        return None if key == 'stats' else super().__cat_dim__(key, value, *args,
+                                                                **kwargs)
+
+
+def test_a_batch_of_a_subclass_keeps_its_class_when_pickled():
+    # A batch was pickled as a batch of SimplicialComplexData (torch.save, and the
+    # loader's worker processes): its examples lost the subclass and its rules
+    # ('stats' came back as [1, 3] instead of [3]). PyG keeps a Data subclass.
+    import pickle
+    complexes = [_Stacked.from_simplices([[0, 1, 2]], close=True,
+                                         stats=torch.full((3, ), float(i)))
+                 for i in range(2)]
+    batch = Batch.from_data_list(complexes)
+    assert batch.stats.shape == (2, 3)
+    again = pickle.loads(pickle.dumps(batch))
+    assert type(again) is type(batch) and isinstance(again.get_example(1), _Stacked)
+    assert torch.equal(again.get_example(1).stats, complexes[1].stats)
+    loaded = next(iter(DataLoader(complexes, batch_size=2, num_workers=1)))
+    assert isinstance(loaded, _Stacked) and loaded.get_example(0).stats.shape == (3, )
+    # A weights-only load names the subclass to allow-list, with its batch class,
+    # rather than giving a batch of another class.
+    buffer = io.BytesIO()
+    torch.save(batch, buffer)
+    buffer.seek(0)
+    with pytest.raises(Exception, match="_Stacked"):
+        torch.load(buffer)
+    buffer.seek(0)
+    with torch.serialization.safe_globals([_Stacked, type(batch)]):
+        assert type(torch.load(buffer)) is type(batch)
+
+
 # Complexes of different orders -----------------------------------------------------
 
 def mixed_orders(laplacians=True):

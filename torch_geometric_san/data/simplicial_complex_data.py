@@ -1049,9 +1049,14 @@ class SimplicialComplexData(Data):
     def __reduce_ex__(self, protocol: Any) -> Any:
         # PyG pickles a batch through a callable object that torch.load(weights_only=
         # True) refuses; a batch of complexes is rebuilt by an allow-listed function
-        # instead (the state is restored by Data.__setstate__, as PyG does).
+        # instead, from the class of its complexes (a subclass is named, so that a
+        # weights-only load asks for it and its batch class to be allow-listed), and
+        # the state is restored by Data.__setstate__, as PyG does.
         if isinstance(self, Batch):
-            return _empty_batch, (), self.__getstate__()
+            base = next(cls for cls in type(self).__bases__
+                        if issubclass(cls, SimplicialComplexData)
+                        and not issubclass(cls, Batch))
+            return _empty_batch, (base, ), self.__getstate__()
         return super().__reduce_ex__(protocol)
 
     def apply(self, func: Callable, *args: str) -> 'SimplicialComplexData':
@@ -1113,9 +1118,10 @@ def _check_complex_arg(data: Any, name: str, batch_hint: str) -> None:
         raise TypeError(f"{name} is a batch of complexes; {batch_hint}")
 
 
-def _empty_batch() -> Batch:
-    # An empty batch of complexes, whose state torch.load then sets.
-    return Batch(_base_cls=SimplicialComplexData)
+def _empty_batch(base_cls: type = SimplicialComplexData) -> Batch:
+    # An empty batch of complexes of base_cls (files of earlier versions name none),
+    # whose state torch.load then sets.
+    return Batch(_base_cls=base_cls)
 
 
 # What a saved complex or batch refers to, so that torch.load loads it with its
