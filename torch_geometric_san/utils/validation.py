@@ -236,11 +236,15 @@ def check_batch(batch: Any, num_items: int, num_graphs: Any) -> Optional[int]:
         TypeError: If :obj:`batch` is not an integer tensor or :obj:`num_graphs`
             not an int.
         ValueError: If :obj:`batch` has another length or negative ids, or
-            :obj:`num_graphs` does not exceed its largest id.
+            :obj:`num_graphs` does not exceed its largest id (or is above 1
+            without :obj:`batch`).
     """
     if num_graphs is not None:
         num_graphs = check_int(num_graphs, 'num_graphs', minimum=1)
     if batch is None:
+        if num_graphs not in (None, 1):  # (the readout gave one row, silently)
+            raise ValueError(f"'num_graphs' is {num_graphs} but no 'batch' vector is "
+                             f"given: without one, the simplices are one complex")
         return num_graphs
     if not isinstance(batch, torch.Tensor) or batch.is_floating_point() or \
             batch.is_complex() or batch.dtype == torch.bool:

@@ -290,6 +290,9 @@ def test_invalid_arguments(kit):
     (lambda n: dict(num_graphs=0), ValueError, "num_graphs must be at least 1, got 0"),
     (lambda n: dict(batch=torch.arange(n), num_graphs=5), ValueError,
      "'batch' holds complex id \\d+, but num_graphs is 5"),
+    # (one row came back, num_graphs ignored)
+    (lambda n: dict(batch=None, num_graphs=3), ValueError,
+     "'num_graphs' is 3 but no 'batch' vector is given"),
 ])
 def test_bad_signals_and_batch_vectors_are_refused(kit, assert_rejected, change, error,
                                                    pattern):
