@@ -213,6 +213,9 @@ def test_the_mean_of_half_precision_features_does_not_overflow(dtype):
     (Data(pos=torch.ones(3, 2, dtype=torch.long)), TypeError, "pos must be a floating"),
     (Data(pos=torch.ones(3)), ValueError, r"pos must have shape \[N, D\]"),
     (Data(pos=torch.tensor([[0., float('nan')]])), ValueError, "NaN or infinite"),
+    # (the vertices silently became the points, whatever num_nodes said)
+    (Data(pos=torch.ones(3, 2), num_nodes=5), ValueError,
+     "sets num_nodes=5 but 'pos' holds 3 points"),
     (Data(pos=SQUARE, x=torch.ones(3, 1)), ValueError, "x_0 has 3 rows"),
     (torch.ones(3, 2), TypeError, "expects a torch_geometric.data.Data"),
     (LiftToRipsComplex(max_edge_length=1.5)(Data(pos=SQUARE)), TypeError,

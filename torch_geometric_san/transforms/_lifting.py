@@ -159,6 +159,10 @@ class _PointCloudLifting(_Lifting):
         """
         self._check_data(data)
         points = _check_pos(data.pos)
+        given = data._store.get('num_nodes')  # (set by hand; PyG infers it otherwise)
+        if given is not None and given != len(points):
+            raise ValueError(f"the point cloud sets num_nodes={given} but 'pos' holds "
+                             f"{len(points)} points, one per vertex")
         tree = self._simplex_tree(points)
         simplices = algebra.simplex_tree_to_arrays(tree, self.max_order, copy=False)[1:]
         del tree
