@@ -800,3 +800,38 @@ def test_lazy_in_channels_refusals(kit):
     for bad in (0, -2):
         with pytest.raises(ValueError, match="at least 1, or -1"):
             SANConv(bad, 4)
+
+
+def test_lazy_weight_takes_the_dtype_of_the_layer(kit):
+    # A lazy weight loses its dtype in a pickle and in PyG's state-dict loading: it
+    # was materialised in float32 beside float64 attention vectors and bias, and a
+    # float32 input then failed inside torch.
+    import io
+    data = kit.delaunay(10)
+    ops = data.operators(1).to(torch.float64)
+    x = torch.randn(data.num_simplices(1), 5, dtype=torch.float64)
+    buffer = io.BytesIO()
+    torch.save(SANConv(-1, 4, J_harmonic=1).double(), buffer)
+    buffer.seek(0)
+    saved = torch.load(buffer, weights_only=False)
+    loaded = SANConv(-1, 4, J_harmonic=1).double()
+    loaded.load_state_dict(SANConv(-1, 4, J_harmonic=1).state_dict())
+    for conv in (saved, loaded):
+        assert conv(x, ops).dtype == torch.float64
+        assert {p.dtype for p in conv.parameters()} == {torch.float64}
+    # filter_taps takes the size of its input too, and checks it afterwards.
+    lazy = SANConv(-1, 4, J_up=2).double()
+    assert lazy.filter_taps(x)['up'][0].shape == (data.num_simplices(1), 1, 4)
+    with pytest.raises(ValueError, match=r"\[\.\.\., N, 5\]"):
+        lazy.filter_taps(x[:, :2])
+
+
+def test_lazy_layer_moved_to_meta_says_what_to_do(kit):
+    # torch replaces an uninitialised parameter moved to 'meta' by an empty one: the
+    # layer then refused inputs of the shape its message named, and to_empty() with
+    # reset_parameters() failed inside torch.
+    data = kit.delaunay(10)
+    conv = SANConv(-1, 4).to('meta').to_empty(device='cpu')
+    conv.reset_parameters()
+    with pytest.raises(ValueError, match="lost its uninitialised weight .* 'meta'"):
+        conv(torch.randn(data.num_simplices(1), 3), data.operators(1))

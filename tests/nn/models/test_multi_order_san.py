@@ -486,3 +486,18 @@ def test_norm_names_that_take_no_width_first_are_refused(kit):
     assert len({id(n) for n in norms}) == 3
     data = with_signals(kit.delaunay(9), channels=(3, 3, 3))
     assert net.double()(data).shape == (1, 2)
+
+
+def test_lazy_maps_take_the_dtype_of_the_model(kit):
+    # The linear maps of the messages between orders (PyG's Linear(-1)) and the
+    # layers' filter weights are materialised in the model's dtype, also where a
+    # pickle lost the dtype of their uninitialised weights.
+    import io
+    complexes = [with_signals(kit.delaunay(n, seed=n), seed=n) for n in (9, 12)]
+    batch = next(iter(DataLoader(complexes, batch_size=2)))
+    buffer = io.BytesIO()
+    torch.save(MultiOrderSAN(-1, 8, num_layers=2, out_channels=2).double(), buffer)
+    buffer.seek(0)
+    net = torch.load(buffer, weights_only=False)
+    assert net(batch).dtype == torch.float64
+    assert {p.dtype for p in net.parameters()} == {torch.float64}

@@ -23,6 +23,37 @@ from torch_geometric_san.utils.validation import (check_bool, check_dropout,
 
 ATTENTION_MODES = ("separate", "shared", None)
 
+
+@torch.no_grad()
+def _materialize_linear(lin: Linear, in_channels: int, owner: torch.nn.Module) -> bool:
+    r"""Gives a lazy :class:`torch_geometric.nn.dense.Linear` (:obj:`in_channels=-1`)
+    its weight for :obj:`in_channels` inputs, in the dtype and on the device of
+    :obj:`owner`'s other parameters (a lazy weight loses its dtype in a pickle or in
+    PyG's state-dict loading), initialised as PyG does. Returns whether it did;
+    :obj:`False` for a weight that exists.
+
+    Raises:
+        ValueError: If the lazy weight was lost, as torch replaces an uninitialised
+            parameter moved to 'meta' by an empty one.
+    """
+    if lin.in_channels != -1:
+        return False
+    if not is_uninitialized_parameter(lin.weight):
+        raise ValueError("a lazy layer (in_channels=-1) lost its uninitialised weight "
+                         "when it was moved to another device type (torch replaces it "
+                         "on 'meta') before its first input: run one input through it "
+                         "first, or build it under `with torch.device('meta')`")
+    like = next((p for p in owner.parameters() if not is_uninitialized_parameter(p)),
+                lin.weight)
+    lin.in_channels = in_channels
+    lin.weight.materialize((lin.out_channels, in_channels), device=like.device,
+                           dtype=like.dtype)
+    lin.reset_parameters()
+    if hasattr(lin, '_hook'):  # (PyG's hook, which would do the same on a call)
+        lin._hook.remove()
+        del lin._hook
+    return True
+
 AttentionWeights = Optional[Tuple[Tensor, Tensor]]
 
 
@@ -360,7 +391,7 @@ class SANConv(MessagePassing):
 
     def _reset_filter_weights(self):
         # Glorot per tap (a lazy layer's weights get theirs once materialised).
-        if is_uninitialized_parameter(self.lin.weight):
+        if self.lin.in_channels == -1:
             return
         for weight in self.lin.weight.data.split(self.heads * self.out_channels, dim=-2):
             glorot(weight)
@@ -639,6 +670,12 @@ class SANConv(MessagePassing):
         Returns:
             Dict[str, List[torch.Tensor]]: The taps of each present branch.
         """
+        check_float_tensor(x, 'x')
+        if x.dim() >= 1 and x.size(-1) > 0:
+            self._materialize(x.size(-1))
+        if x.dim() < 2 or x.size(-1) != self.lin.in_channels:
+            raise ValueError(f"'x' must have shape [..., N, {self.lin.in_channels}] "
+                             f"(got {list(x.shape)})")
         return {branch: self._taps(x, branch) for branch in
                 ('up', 'down', 'harmonic') if branch in self._blocks or
                 (branch == 'down' and self.shared_weights)}
@@ -666,8 +703,7 @@ class SANConv(MessagePassing):
         # Whether x holds several signals, [B, N, F_in]. A model checks its input
         # with its first layer, and its messages then say what to convert.
         check_float_tensor(x, 'x')
-        if is_uninitialized_parameter(self.lin.weight) and x.dim() in (2, 3) \
-                and x.size(-1) > 0:  # lazy: the size of the first input
+        if x.dim() in (2, 3) and x.size(-1) > 0:  # lazy: the size of the first input
             self._materialize(x.size(-1))
         size = self.lin.in_channels
         if x.dim() not in (2, 3) or x.size(-1) != size:
@@ -691,13 +727,11 @@ class SANConv(MessagePassing):
         check_sparse_precision(x)
         return x.dim() == 3
 
-    @torch.no_grad()
     def _materialize(self, in_channels: int) -> None:
         # The filter weights of a lazy layer, [rows, in_channels], initialised as
-        # reset_parameters() does (PyG's Linear materialises them and drops its
-        # hook, which never runs: the layer reads lin.weight without calling lin).
-        self.lin.initialize_parameters(self.lin, (torch.empty(0, in_channels), ))
-        self._reset_filter_weights()
+        # reset_parameters() does; a no-op once they exist.
+        if _materialize_linear(self.lin, in_channels, self):
+            self._reset_filter_weights()
 
     def __repr__(self) -> str:
         return (f'{self.__class__.__name__}({self.in_channels}, '

@@ -8,10 +8,11 @@ from torch import Tensor
 from torch_geometric.data import Batch, Data
 from torch_geometric.nn import MLP
 from torch_geometric.nn.models import JumpingKnowledge
-from torch_geometric.nn.dense.linear import Linear
+from torch_geometric.nn.dense.linear import Linear, is_uninitialized_parameter
 from torch_geometric.nn.resolver import normalization_resolver
 
 from torch_geometric_san.nn.conv import SANConv
+from torch_geometric_san.nn.conv.san_conv import _materialize_linear
 from torch_geometric_san.nn.functional import dropout, tie_gradients
 from torch_geometric_san.nn.models.san import (READOUTS, _check_conv_kwargs,
                                                _reset_activations, _resolve_act)
@@ -347,7 +348,8 @@ class MultiOrderSAN(torch.nn.Module):
                              f"(got order {data.order}; lift with max_order="
                              f"{self.max_order})")
         xs: Dict[int, Tensor] = {}
-        dtype = next(self.parameters()).dtype
+        dtype = next(p for p in self.parameters()
+                     if not is_uninitialized_parameter(p)).dtype
         for k in self._inputs:
             if f'x_{k}' not in data:
                 raise ValueError(f"the complex has no signal 'x_{k}' on its "
@@ -439,10 +441,18 @@ class _MultiOrderLayer(torch.nn.Module):
     def input_size(self, k: int) -> int:
         # The size of x_k: as given, or once a lazy module reading x_k has taken
         # it from the first input; -1 before.
-        readers = [self.convs[str(k)].lin if str(k) in self.convs else None,
-                   self.from_below[str(k + 1)] if str(k + 1) in self.from_below else None,
-                   self.from_above[str(k - 1)] if str(k - 1) in self.from_above else None]
-        return max((lin.in_channels for lin in readers if lin is not None), default=-1)
+        size = -1
+        for lin in [self.convs[str(k)].lin] if str(k) in self.convs else []:
+            size = max(size, lin.in_channels)
+        for lin in self._messages_from(k):
+            size = max(size, lin.in_channels)
+        return size
+
+    def _messages_from(self, k: int) -> List[Linear]:
+        # The linear maps of the messages of x_k to the orders above and below.
+        return [maps[key] for maps, key in ((self.from_below, str(k + 1)),
+                                            (self.from_above, str(k - 1)))
+                if key in maps]
 
     def reset_parameters(self):
         for module in (*self.convs.values(), *self.from_below.values(),
@@ -452,6 +462,9 @@ class _MultiOrderLayer(torch.nn.Module):
     def forward(self, xs: Dict[int, Tensor], ops: Dict[int, SimplicialOperators],
                 incidence: Dict[int, SparseOperator]) -> Dict[int, Tensor]:
         # incidence[k] = |B_k|^T, [N_k, N_{k-1}]
+        for k, x in xs.items():  # lazy maps: sizes from the inputs, the layer's dtype
+            for lin in self._messages_from(k):
+                _materialize_linear(lin, x.size(1), self)
         out = {}
         for k in self.targets:
             h = self.convs[str(k)](xs[k], ops[k])
