@@ -24,7 +24,6 @@ from torch_geometric_san.utils.validation import (check_bool, check_dropout,
 ATTENTION_MODES = ("separate", "shared", None)
 
 
-@torch.no_grad()
 def _materialize_linear(lin: Linear, in_channels: int, owner: torch.nn.Module) -> bool:
     r"""Gives a lazy :class:`torch_geometric.nn.dense.Linear` (:obj:`in_channels=-1`)
     its weight for :obj:`in_channels` inputs, in the dtype and on the device of
@@ -46,13 +45,15 @@ def _materialize_linear(lin: Linear, in_channels: int, owner: torch.nn.Module) -
     like = next((p for p in owner.parameters() if not is_uninitialized_parameter(p)),
                 lin.weight)
     lin.in_channels = in_channels
-    lin.weight.materialize((lin.out_channels, in_channels), device=like.device,
-                           dtype=like.dtype)
-    lin.reset_parameters()
+    with torch.no_grad():
+        lin.weight.materialize((lin.out_channels, in_channels), device=like.device,
+                               dtype=like.dtype)
+        lin.reset_parameters()
     if hasattr(lin, '_hook'):  # (PyG's hook, which would do the same on a call)
         lin._hook.remove()
         del lin._hook
     return True
+
 
 AttentionWeights = Optional[Tuple[Tensor, Tensor]]
 
@@ -730,7 +731,8 @@ class SANConv(MessagePassing):
     def _materialize(self, in_channels: int) -> None:
         # The filter weights of a lazy layer, [rows, in_channels], initialised as
         # reset_parameters() does; a no-op once they exist.
-        if _materialize_linear(self.lin, in_channels, self):
+        if self.lin.in_channels == -1 and _materialize_linear(self.lin, in_channels,
+                                                              self):
             self._reset_filter_weights()
 
     def __repr__(self) -> str:
