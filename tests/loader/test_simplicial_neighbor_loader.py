@@ -185,3 +185,33 @@ def test_a_seed_twice_in_a_batch_is_refused(sampler):
     distinct = SimplicialNeighborLoader(data, [-1], order=2, batch_size=2,
                                         sampler=[3, 1, 0, 2])
     assert [batch.n_id[:2].tolist() for batch in distinct] == [[3, 1], [0, 2]]
+
+
+def test_attributes_set_after_the_loader_is_made_follow_their_simplices(planar):
+    # They were copied whole into every batch (batch.y[:batch_size] were the labels
+    # of simplices 0..B-1), where PyG's NeighborLoader slices them.
+    loader = SimplicialNeighborLoader(planar, [3], order=1, batch_size=8, shuffle=True)
+    n = planar.num_simplices(1)
+    planar.y = torch.arange(n)
+    planar.train_mask = torch.arange(n) % 2 == 0
+    planar.pos = torch.randn(planar.num_nodes, 2)
+    batch = next(iter(loader))
+    assert torch.equal(batch.y, batch.n_id)
+    assert torch.equal(batch.train_mask, planar.train_mask[batch.n_id])
+    assert torch.equal(batch.pos, planar.pos[batch.n_id_0])
+    del planar.y
+    assert 'y' not in next(iter(loader))
+
+
+def test_boundaries_of_another_layout_are_refused(planar):
+    # Entries sorted by face (the order of a COO matrix from SciPy's CSR) passed
+    # validate() and the loader read the faces of each simplex wrongly (vertex -1).
+    other = planar.clone()
+    index, weight = planar.boundary(1)
+    perm = torch.argsort(index[0] * index.size(1) + index[1])
+    other.boundary_index_1, other.boundary_weight_1 = index[:, perm], weight[perm]
+    with pytest.raises(ValueError, match="'boundary_index_1' are not sorted by row 1"):
+        other.validate()
+    with pytest.raises(ValueError, match="boundary entries of order 1 are not 2 per "
+                                         "1-simplex in the order of the simplices"):
+        SimplicialNeighborLoader(other, [-1], order=1, batch_size=4)

@@ -185,6 +185,25 @@ def test_bad_input_is_rejected(planar, assert_rejected, args, error, pattern):
     assert_rejected(simplicial_subcomplex, args(planar), {}, error, pattern)
 
 
+def test_the_tables_given_must_be_those_of_the_complex(planar):
+    # A list in the wrong order or of the wrong orders gave a wrong sub-complex
+    # without a word; a short one failed with an IndexError.
+    tables = [SimplicialAdjacency(planar, j) for j in range(3)]
+    n_id = torch.tensor([0, 5])
+    right = simplicial_subcomplex(planar, 1, n_id, adjacency=tables[:2])
+    assert torch.equal(right.simplices_1, simplicial_subcomplex(planar, 1, n_id)
+                       .simplices_1)
+    for wrong in ([tables[1], tables[0]], [tables[0], tables[2]]):
+        with pytest.raises(ValueError, match=r"adjacency\[\d\] is the table of order"):
+            simplicial_subcomplex(planar, 1, n_id, adjacency=wrong)
+    with pytest.raises(TypeError, match="adjacency must be a list of the 2"):
+        simplicial_subcomplex(planar, 1, n_id, adjacency=tables[1:2])
+    with pytest.raises(TypeError, match="graph_rows must be the pair"):
+        simplicial_subcomplex(planar, 1, n_id, graph_rows=torch.zeros(3))
+    with pytest.raises(TypeError, match="attr_orders must be the dict"):
+        simplicial_subcomplex(planar, 1, n_id, attr_orders=['y'])
+
+
 @pytest.mark.parametrize('edge_index, error, message', [
     (torch.tensor([[0, 1], [1, 9]]), ValueError, "node 9, out of range for 9 nodes"),
     (torch.tensor([[0, -1], [1, 2]]), ValueError, "node -1, out of range for 9 nodes"),

@@ -780,7 +780,8 @@ class SimplicialComplexData(Data):
         twice (every order up to :math:`K` present), every feature ``x_k`` has
         :math:`N_k` rows (and :math:`k` is an order of the complex), every stored
         operator has indices in range, of the orders it maps between, and one value
-        per entry, every boundary :math:`k + 1` entries per k-simplex, and a batch
+        per entry, sorted by its row 1 (target), every boundary :math:`k + 1` entries
+        per k-simplex, and a batch
         of several complexes holds every ``spectrum_k`` (each complex's largest
         eigenvalues, for the per-complex normalisation of its operators). A graph's
         ``x`` set on a complex is a problem too: the models, exports and feature
@@ -878,6 +879,12 @@ class SimplicialComplexData(Data):
                 if counts is not None and not bool((counts == k + 1).all()):
                     problem(f"'{key}' needs {k + 1} entries per {k}-simplex (found "
                             f"{int(counts.min())} to {int(counts.max())})")
+                elif in_range and index.size(1) and not bool(
+                        (index[1, 1:] >= index[1, :-1]).all()):
+                    problem(f"the entries of '{key}' are not sorted by row 1 (the "
+                            f"simplex of a boundary entry, the target of an "
+                            f"operator's), as the constructors store them and the "
+                            f"operators and the neighbour loader read them")
                 if weight is None or weight.shape != (index.size(1), ):
                     found = 'none' if weight is None else list(weight.shape)
                     problem(f"'{kind}_weight_{k}' needs one value per entry of "

@@ -7,8 +7,9 @@ from torch import Tensor
 from torch_geometric_san.data import SimplicialComplexData, simplex_attr_orders
 from torch_geometric_san.loader.simplicial_neighbor_sampler import \
     SimplicialNeighborSampler
-from torch_geometric_san.loader.utils import (SimplicialAdjacency, _check_one_complex,
-                                              _subcomplex, edge_rows)
+from torch_geometric_san.loader.utils import (SimplicialAdjacency, _check_boundaries,
+                                              _check_one_complex, _subcomplex,
+                                              edge_rows)
 from torch_geometric_san.utils.validation import check_int, check_simplex_ids
 
 __all__ = ["PermutationSampler", "SimplicialNeighborLoader"]
@@ -143,13 +144,13 @@ class SimplicialNeighborLoader(torch.utils.data.DataLoader):
         self.input_ids = torch.arange(data.num_simplices(order)) \
             if input_simplices is None else check_simplex_ids(
                 input_simplices, data.num_simplices(order), order, 'input_simplices')
+        _check_boundaries(data, order)
         self.simplex_sampler = SimplicialNeighborSampler(data, order, num_neighbors)
         self.adjacency = [SimplicialAdjacency(data, j) for j in range(order)] + [
             self.simplex_sampler.adjacency]
-        graph = data.edge_index  # a lifted graph's, kept on the complex (or None)
-        self.edge_rows = (edge_rows(graph, data.num_simplices(0))
-                          if isinstance(graph, Tensor) else None)
-        self.attr_orders = simplex_attr_orders(data, attrs, 'SimplicialNeighborLoader')
+        self.attrs = attrs
+        self._layout: Any = None
+        self._refresh()
         if (kwargs.get('shuffle') and kwargs.get('sampler') is None
                 and kwargs.get('batch_sampler') is None):
             kwargs['shuffle'] = False  # (the DataLoader refuses shuffle with a sampler)
@@ -178,12 +179,32 @@ class SimplicialNeighborLoader(torch.utils.data.DataLoader):
                 "replacement, such as WeightedRandomSampler?); a sampled sub-complex "
                 "holds each simplex once: use a sampler without replacement, or "
                 "weight the loss instead")
+        self._refresh()
         n_id, num_sampled = self.simplex_sampler.sample(seeds)
         batch = _subcomplex(self.data, self.order, n_id, self.adjacency,
                            self.edge_rows, self.attr_orders)
         batch.batch_size = seeds.numel()
         batch.num_sampled_simplices = num_sampled
         return batch if self.transform is None else self.transform(batch)
+
+    def _refresh(self) -> None:
+        # Which attributes follow which simplices, and the graph's edges by source
+        # vertex, worked out again where the complex's attributes changed since (an
+        # attribute set after the loader was made, such as labels or a mask, was
+        # copied whole into every batch).
+        data = self.data
+        graph = data.edge_index  # a lifted graph's, kept on the complex (or None)
+        layout = (tuple((key, tuple(value.shape) if isinstance(value, Tensor) else None)
+                        for key, value in data._store.items()),
+                  id(graph), getattr(graph, '_version', None))
+        if layout == self._layout:
+            return
+        if self._layout is None or layout[1:] != self._layout[1:]:
+            self.edge_rows = (edge_rows(graph, data.num_simplices(0))
+                              if isinstance(graph, Tensor) else None)
+        self.attr_orders = simplex_attr_orders(data, self.attrs,
+                                               'SimplicialNeighborLoader')
+        self._layout = layout
 
     def __repr__(self) -> str:
         return (f'{self.__class__.__name__}(order={self.order}, '

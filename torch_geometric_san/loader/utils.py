@@ -264,7 +264,46 @@ def simplicial_subcomplex(data: SimplicialComplexData, order: int, n_id: Tensor,
     _check_one_complex(data)
     check_int(order, 'order', minimum=0, maximum=data.order)
     n_id = check_simplex_ids(n_id, data.num_simplices(order), order, 'n_id')
+    _check_boundaries(data, order)
+    if adjacency is not None:  # (the wrong tables gave a wrong sub-complex, silently)
+        if not isinstance(adjacency, (list, tuple)) or len(adjacency) != order + 1 or \
+                not all(isinstance(a, SimplicialAdjacency) for a in adjacency):
+            raise TypeError(f"adjacency must be a list of the {order + 1} "
+                            f"SimplicialAdjacency of orders 0..{order} of data")
+        for j, table in enumerate(adjacency):
+            if table.order != j or table.num_simplices != data.num_simplices(j):
+                raise ValueError(f"adjacency[{j}] is the table of order {table.order} "
+                                 f"with {table.num_simplices} simplices; data's order "
+                                 f"{j} has {data.num_simplices(j)}")
+    if graph_rows is not None and not (
+            isinstance(graph_rows, tuple) and len(graph_rows) == 2
+            and all(isinstance(t, Tensor) for t in graph_rows)):
+        raise TypeError("graph_rows must be the pair of tensors edge_rows() gives")
+    if attr_orders is not None and not isinstance(attr_orders, dict):
+        raise TypeError(f"attr_orders must be the dict simplex_attr_orders() gives, "
+                        f"not {type(attr_orders).__name__}")
     return _subcomplex(data, order, n_id, adjacency, graph_rows, attr_orders)
+
+
+def _check_boundaries(data: SimplicialComplexData, order: int) -> None:
+    r"""Checks that the boundary entries of orders :math:`1..k` of :obj:`data` are
+    laid out as the constructors store them, :math:`j + 1` faces per j-simplex in
+    the order of the simplices, which the sampled faces are read by (one pass over
+    the entries).
+
+    Raises:
+        ValueError: If they are not.
+    """
+    for j in range(1, order + 1):
+        index = data.boundary(j)[0]
+        n = data.num_simplices(j)
+        if index.size(1) != (j + 1) * n or not bool(
+                (index[1].view(n, j + 1) == torch.arange(n).view(-1, 1)).all()):
+            raise ValueError(f"the boundary entries of order {j} are not {j + 1} per "
+                             f"{j}-simplex in the order of the simplices, as the "
+                             f"constructors store them (the faces would be read "
+                             f"wrongly): build the complex with a constructor of "
+                             f"SimplicialComplexData")
 
 
 def _subcomplex(data: SimplicialComplexData, order: int, n_id: Tensor,
