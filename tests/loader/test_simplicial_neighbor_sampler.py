@@ -134,3 +134,23 @@ def test_bad_arguments(planar, delaunay):
         SimplicialNeighborSampler(planar, 1, [2], adjacency=SimplicialAdjacency(planar, 0))
     with pytest.raises(TypeError, match='adjacency must be a SimplicialAdjacency'):
         SimplicialNeighborSampler(planar, 1, [2], adjacency=planar)
+
+
+def test_samples_of_a_seed_do_not_depend_on_the_threads(delaunay):
+    # The deduplication of the candidates assigned their positions with repeated
+    # indices, which keeps any of the writes on several threads: the same seed gave
+    # other samples from run to run. (Large enough for torch to split the writes.)
+    data = delaunay(3000, dim=3, channels=1)
+    sampler = SimplicialNeighborSampler(data, 1, [-1, 8])
+    seeds = torch.arange(0, data.num_simplices(1), 3)
+    threads = torch.get_num_threads()
+    samples = []
+    try:
+        for count in (1, 2, 2, 2):
+            torch.set_num_threads(count)
+            torch.manual_seed(0)
+            samples.append(sampler.sample(seeds))
+    finally:
+        torch.set_num_threads(threads)
+    for n_id, sizes in samples[1:]:
+        assert sizes == samples[0][1] and torch.equal(n_id, samples[0][0])

@@ -133,9 +133,12 @@ class SimplicialNeighborSampler:
             candidates = candidates.masked_select(
                 ~seen.index_select(0, candidates))
             # Deduplication without a sort: each candidate writes its position into
-            # `owner` and the one whose write is kept stands for its simplex.
+            # `owner`, and the last one stands for its simplex (a maximum, which
+            # does not depend on the order of the writes: an assignment with
+            # repeated indices keeps any of them on several threads, and the batches
+            # of a seed differed from run to run).
             place = torch.arange(candidates.numel())
-            owner[candidates] = place
+            owner.scatter_reduce_(0, candidates, place, 'amax', include_self=False)
             frontier = candidates.masked_select(
                 owner.index_select(0, candidates) == place)
             seen[frontier] = True
