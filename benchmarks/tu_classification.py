@@ -1,8 +1,10 @@
 """Graph classification on lifted TU datasets: MultiOrderSAN against PyG's GIN and GAT.
 
 Each graph of a ``torch_geometric.datasets.TUDataset`` (PROTEINS by default) is
-lifted to its clique 2-complex by ``LiftToCliqueComplex(max_order=2, lift_x=True)``
-(the node features reach the edges and triangles as the mean over their vertices)
+lifted to its clique 2-complex by ``LiftToCliqueComplex(max_order=2,
+edge_attr='feature', lift_x=True)`` (the node features reach the edges and triangles
+as the mean over their vertices; edge labels, where a dataset has them, stay features
+of the edges)
 and classified by ``MultiOrderSAN``: two layers of one SANConv per order (nodes,
 edges, triangles) with messages between neighbouring orders, a sum readout of
 every order (``--readout``), concatenated, and an MLP. The baselines are

@@ -585,12 +585,14 @@ class SimplicialComplexData(Data):
         Building it costs a few references; the forms the layers derive from it
         (compressed rows, neighbourhoods, ...) are computed on first use and kept on
         the value, and the complex returns the same value again while the tensors it
-        is built from are unchanged (the same objects, not modified in place), so
-        calling ``data.operators(k)`` at every step of a training loop derives them
-        once. The value is not copied with the complex, nor saved. On a batch the
-        operators are block-diagonal, and the spectral normalisation of the fixed
-        layers (:meth:`~torch_geometric_san.sparse.SparseOperator.scaled`) uses the
-        largest eigenvalue of each complex (``spectrum_k``).
+        is built from are unchanged (the same objects, not modified in place, with
+        the same ``requires_grad``), so calling ``data.operators(k)`` at every step
+        of a training loop derives them once. The value is not copied with the
+        complex, nor saved. On a batch the operators are block-diagonal, and the
+        spectral normalisation of the fixed layers
+        (:meth:`~torch_geometric_san.sparse.SparseOperator.scaled`) uses the largest
+        eigenvalue of each complex (``spectrum_k``), which a batch of several
+        complexes must hold (a :class:`ValueError` names it otherwise).
 
         Args:
             k (int): The order.

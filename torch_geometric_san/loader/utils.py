@@ -246,9 +246,14 @@ def simplicial_subcomplex(data: SimplicialComplexData, order: int, n_id: Tensor,
     Raises:
         TypeError: If :obj:`data` is not one
             :class:`~torch_geometric_san.data.SimplicialComplexData` (a batch is
-            refused), or :obj:`n_id` is not a mask or a 1-D integer tensor.
-        ValueError: If :obj:`order` is out of range, or :obj:`n_id` holds ids out
-            of range or repeated, or is a mask of the wrong size.
+            refused), :obj:`n_id` is not a mask or a 1-D integer tensor, or
+            :obj:`adjacency`, :obj:`graph_rows` or :obj:`attr_orders` is not what
+            its helper gives.
+        ValueError: If :obj:`order` is out of range, :obj:`n_id` holds ids out
+            of range or repeated, or is a mask of the wrong size, a table of
+            :obj:`adjacency` is of another order or size than :obj:`data`'s, or
+            the boundary entries are not laid out as the constructors store them
+            (:math:`j + 1` per j-simplex, in the order of the simplices).
 
     Example:
         >>> data = SimplicialComplexData.from_simplices([[0, 1, 2], [1, 2, 3]],

@@ -824,6 +824,11 @@ def test_lazy_weight_takes_the_dtype_of_the_layer(kit):
     assert lazy.filter_taps(x)['up'][0].shape == (data.num_simplices(1), 1, 4)
     with pytest.raises(ValueError, match=r"\[\.\.\., N, 5\]"):
         lazy.filter_taps(x[:, :2])
+    # An input of too few dimensions fixes no size.
+    fresh = SANConv(-1, 4).double()
+    with pytest.raises(ValueError, match=r"\[\.\.\., N, F\] with F >= 1"):
+        fresh.filter_taps(x[0])
+    assert fresh.filter_taps(x)['up'][0].shape == (data.num_simplices(1), 1, 4)
 
 
 def test_lazy_layer_moved_to_meta_says_what_to_do(kit):

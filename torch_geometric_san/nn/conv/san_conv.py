@@ -28,8 +28,9 @@ def _materialize_linear(lin: Linear, in_channels: int, owner: torch.nn.Module) -
     r"""Gives a lazy :class:`torch_geometric.nn.dense.Linear` (:obj:`in_channels=-1`)
     its weight for :obj:`in_channels` inputs, in the dtype and on the device of
     :obj:`owner`'s other parameters (a lazy weight loses its dtype in a pickle or in
-    PyG's state-dict loading), initialised as PyG does. Returns whether it did;
-    :obj:`False` for a weight that exists.
+    PyG's state-dict loading; a layer with no other parameter, without attention
+    and bias, keeps what its weight has), initialised as PyG does. Returns whether
+    it did; :obj:`False` for a weight that exists.
 
     Raises:
         ValueError: If the lazy weight was lost, as torch replaces an uninitialised
@@ -672,10 +673,12 @@ class SANConv(MessagePassing):
             Dict[str, List[torch.Tensor]]: The taps of each present branch.
         """
         check_float_tensor(x, 'x')
-        if x.dim() >= 1 and x.size(-1) > 0:
+        if x.dim() >= 2 and x.size(-1) > 0:
             self._materialize(x.size(-1))
         if x.dim() < 2 or x.size(-1) != self.lin.in_channels:
-            raise ValueError(f"'x' must have shape [..., N, {self.lin.in_channels}] "
+            size = self.lin.in_channels
+            raise ValueError(f"'x' must have shape [..., N, "
+                             f"{'F] with F >= 1' if size == -1 else f'{size}]'} "
                              f"(got {list(x.shape)})")
         return {branch: self._taps(x, branch) for branch in
                 ('up', 'down', 'harmonic') if branch in self._blocks or

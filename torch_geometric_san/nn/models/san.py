@@ -252,7 +252,8 @@ class SAN(torch.nn.Module):
             num_graphs (int, optional): The number of complexes of the batch
                 (default: read from a batch of complexes, else
                 :obj:`batch.max() + 1`), so that a complex without
-                :math:`k`-simplices still gets its row of the readout.
+                :math:`k`-simplices still gets its row of the readout; at most 1
+                without :obj:`batch`.
 
         Returns:
             torch.Tensor: :math:`(..., N, F_{out})` per simplex; with a readout
