@@ -91,9 +91,10 @@ class SimplicialNeighborLoader(torch.utils.data.DataLoader):
         TypeError: A wrong type of :obj:`data`, :obj:`input_simplices` or
             :obj:`num_neighbors`, or a :obj:`dataset` or :obj:`collate_fn`
             argument (the loader sets both).
-        ValueError: An order out of range, a complex without its spectrum or with
-            boundary entries not laid out as the constructors store them, seeds
-            out of range or repeated, a mask of the wrong size, a feature ``x_j``
+        ValueError: An order out of range, a complex not on the CPU, without its
+            spectrum or with boundary entries not laid out as the constructors
+            store them, seeds out of range or repeated, a mask of the wrong size,
+            a feature ``x_j``
             or an attribute of :obj:`attrs` missing or without :math:`N_j` rows;
             while iterating, a :obj:`sampler` that gives a seed twice in one batch
             (with replacement). Attributes set on :obj:`data` after the loader was

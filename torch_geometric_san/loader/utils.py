@@ -65,12 +65,6 @@ class SimplicialAdjacency:
     def __init__(self, data: SimplicialComplexData, order: int):
         _check_one_complex(data)
         n = data.num_simplices(order)
-        devices = {value.device for value in data._store.values()
-                   if isinstance(value, Tensor)}
-        if devices - {torch.device('cpu')}:
-            raise ValueError(f"the complex must be on the CPU to be sampled (it is on "
-                             f"{sorted(map(str, devices))}); move each sampled batch "
-                             f"to the device instead")
         self.order = order
         self.has_down, self.has_up = order >= 1, order < data.order
         self.hodge_scale = None
@@ -249,8 +243,9 @@ def simplicial_subcomplex(data: SimplicialComplexData, order: int, n_id: Tensor,
             refused), :obj:`n_id` is not a mask or a 1-D integer tensor, or
             :obj:`adjacency`, :obj:`graph_rows` or :obj:`attr_orders` is not what
             its helper gives.
-        ValueError: If :obj:`order` is out of range, :obj:`n_id` holds ids out
-            of range or repeated, or is a mask of the wrong size, a table of
+        ValueError: If :obj:`order` is out of range, :obj:`data` is not on the
+            CPU, :obj:`n_id` holds ids out of range or repeated, or is a mask of
+            the wrong size, a table of
             :obj:`adjacency` is of another order or size than :obj:`data`'s, or
             the boundary entries are not laid out as the constructors store them
             (:math:`j + 1` per j-simplex, in the order of the simplices).
@@ -366,8 +361,14 @@ def _subcomplex(data: SimplicialComplexData, order: int, n_id: Tensor,
 
 
 def _check_one_complex(data: Any) -> None:
-    # The sampled complex: one SimplicialComplexData, not a batch.
+    # The sampled complex: one SimplicialComplexData, not a batch, on the CPU.
     _check_complex_arg(data, 'data', 'sample one complex')
+    devices = {value.device for value in data._store.values()
+               if isinstance(value, Tensor)}
+    if devices - {torch.device('cpu')}:
+        raise ValueError(f"the complex must be on the CPU to be sampled (it is on "
+                         f"{sorted(map(str, devices))}); move each sampled batch "
+                         f"to the device instead")
 
 
 def edge_rows(edge_index: Tensor, num_nodes: int) -> Tuple[Tensor, Tensor]:

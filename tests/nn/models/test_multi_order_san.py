@@ -336,6 +336,9 @@ def test_repr():
                         "jk=None)")
     net = MultiOrderSAN(3, 8, num_layers=2, out_channels=2, norm='batch_norm', jk='cat')
     assert str(net).endswith("norm='batch_norm', jk='cat')")
+    from torch_geometric.nn import PairNorm  # (a module given printed norm=None)
+    net = MultiOrderSAN(3, 8, num_layers=2, out_channels=2, norm=PairNorm())
+    assert "norm='PairNorm()'" in str(net) and 'norm' not in net._modules
 
 
 def test_invalid_arguments_and_input(kit):

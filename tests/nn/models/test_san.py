@@ -485,3 +485,16 @@ def test_lazy_in_channels(kit, cls):
         lazy(batch.x_1[:, :2], batch.operators(1), batch=batch.simplex_batch(1))
     with pytest.raises(ValueError, match="'in_channels' must be at least 1, or -1"):
         cls(-3, 8, 1, 1)
+
+
+def test_num_graphs_of_a_complex_or_batch_is_checked(kit):
+    # Given a complex, num_graphs=3 gave one row; given a batch, it was overwritten.
+    data = with_signal(kit.delaunay(10))
+    model = SAN(3, 8, 1, 2, readout='sum').double()
+    assert model(data, num_graphs=1).shape == (1, 2)
+    with pytest.raises(ValueError, match="'num_graphs' is 3 but no 'batch' vector"):
+        model(data, num_graphs=3)
+    batch = next(iter(DataLoader([data, data], batch_size=2)))
+    assert model(batch, num_graphs=2).shape == (2, 2)
+    with pytest.raises(ValueError, match="'num_graphs' is 3 but the batch holds 2"):
+        model(batch, num_graphs=3)

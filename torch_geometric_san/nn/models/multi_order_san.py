@@ -273,7 +273,8 @@ class MultiOrderSAN(torch.nn.Module):
 
         # norm_{l,k}: one module per layer and computed order (identities
         # without a normalisation).
-        self.norm = norm if isinstance(norm, str) else None
+        # (its name, or the module's repr: a module kept here would be registered)
+        self.norm = norm if isinstance(norm, str) or norm is None else repr(norm)
         norm_layer = _resolve_norm(norm, channels[0], norm_kwargs)
         self.norms = torch.nn.ModuleList([
             torch.nn.ModuleDict({str(k): copy.deepcopy(norm_layer)

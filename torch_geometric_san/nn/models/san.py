@@ -272,7 +272,12 @@ class SAN(torch.nn.Module):
                                  f"{k}-simplices")
             x, ops = data[f'x_{k}'], data.operators(k)
             if isinstance(data, Batch):
+                if num_graphs is not None and num_graphs != data.num_graphs:
+                    raise ValueError(f"'num_graphs' is {num_graphs} but the batch "
+                                     f"holds {data.num_graphs} complexes")
                 batch, num_graphs = data.simplex_batch(k), data.num_graphs
+            else:  # (one complex: num_graphs above 1 gave one row, silently)
+                check_batch(None, x.size(-2), num_graphs)
         self.convs[0]._check_signal(x, model=True)
         if given and self.readout is not None:  # a batch's own vector is valid
             num_graphs = check_batch(batch, x.size(-2), num_graphs)
