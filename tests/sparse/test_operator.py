@@ -486,3 +486,43 @@ def test_matmul_hops_of_numpy_and_bool():
     assert torch.equal(op.matmul(x, hops=np.int64(2)), op.matmul(x, hops=2))
     with pytest.raises(ValueError, match="'hops' must be an int >= 0 \\(got True\\)"):
         op.matmul(x, hops=True)  # (taken as one hop before)
+
+
+def test_a_non_contiguous_index_gives_the_same_products():
+    # An index written the usual way, torch.tensor(pairs).t(), is a view with
+    # strides (1, 2): the compressed rows read its memory as if it were laid out
+    # row by row, and gave wrong products (or wrote outside their arrays).
+    pairs = torch.tensor([[0, 0], [6, 0], [2, 2], [5, 3]])  # (source, target)
+    weight = torch.tensor([1., 2., 3., 4.])
+    x = torch.arange(7.).view(-1, 1)
+    dense = torch.zeros(4, 7)
+    dense[pairs[:, 1], pairs[:, 0]] = weight
+    for op in (SparseOperator(pairs.t(), weight, (4, 7)),
+               SparseOperator.from_index(pairs.t(), weight, (4, 7))):
+        assert torch.equal(op.matmul(x), dense @ x)
+        assert torch.equal(op.t().matmul(torch.ones(4, 1)), dense.t() @ torch.ones(4, 1))
+
+
+@pytest.mark.parametrize('slope', [1.5, -2.0])
+def test_a_slope_outside_minus_one_one_is_refused(slope):
+    # The LeakyReLU of a clamped overflowing score then overflowed again: NaN.
+    from torch_geometric_san.nn import SANConv
+    op = SparseOperator.from_index(torch.tensor([[0, 1], [0, 0]]), None, 2)
+    with pytest.raises(ValueError, match=r"negative_slope must lie in \[-1, 1\]"):
+        op.attention(slope, score=torch.tensor([[float('inf')], [1.0]]))
+    with pytest.raises(ValueError, match=r"negative_slope must lie in \[-1, 1\]"):
+        SANConv(3, 4, negative_slope=slope)
+    alpha = op.attention(-1.0, score=torch.tensor([[-float('inf')], [-float('inf')]]))
+    assert torch.isfinite(alpha).all()
+
+
+def test_complex_and_non_matrix_torch_sparse_operators_are_refused():
+    # Complex values were cast to real (their imaginary part dropped); a 1-D
+    # sparse tensor failed with an IndexError inside the error message.
+    index = torch.tensor([[0, 1], [1, 0]])
+    with pytest.raises(TypeError, match="values are complex"):
+        to_index_weight(torch.sparse_coo_tensor(index, torch.tensor([1 + 2j, 3 - 1j]),
+                                                (2, 2)))
+    with pytest.raises(ValueError, match="must be a matrix .* got shape \\[3\\]"):
+        SparseOperator.from_adj(torch.sparse_coo_tensor(torch.tensor([[0, 1]]),
+                                                        torch.ones(2), (3, )), None, 3)

@@ -15,7 +15,7 @@ from torch_geometric.utils.sparse import index2ptr
 
 from torch_geometric_san.sparse.compiled import available_for
 from torch_geometric_san.utils.validation import (check_bool, check_int, check_real,
-                                                  check_sparse_precision)
+                                                  check_slope, check_sparse_precision)
 from torch_geometric_san.sparse.kernels import (_attention, _attention_composite,
                                                _grouped_matmul, _grouped_sddmm, _sddmm,
                                                _spmm, _spmm_power)
@@ -109,7 +109,9 @@ class SparseOperator(_Immutable):
 
     def __init__(self, index: Tensor, weight: Optional[Tensor], shape: Shape,
                  eigenvalue: Optional[Tensor] = None):
-        self.index = index
+        # (contiguous: the compressed rows read it as laid out in memory; a view
+        # such as pairs.t() gave wrong products, or writes outside the arrays)
+        self.index = index.contiguous()
         self.weight = weight
         self.shape = (shape, shape) if isinstance(shape, int) else tuple(shape)
         self.eigenvalue = eigenvalue
@@ -474,10 +476,11 @@ class SparseOperator(_Immutable):
         :math:`t_i + s_j` from :obj:`target` :obj:`[rows, G]` and :obj:`source`
         :obj:`[cols, G]`. Scores that overflowed are replaced by the largest
         finite values (:func:`torch.nan_to_num`), which keeps the softmax
-        defined. On the CPU one pass each way in the compiled kernel (as
-        :meth:`matmul_grouped`), elsewhere gathers and
+        defined (the slope lies in :math:`[-1, 1]`, so the LeakyReLU of a
+        finite score stays finite). On the CPU one pass each way in the
+        compiled kernel (as :meth:`matmul_grouped`), elsewhere gathers and
         :func:`~torch_geometric_san.sparse.segment_softmax`."""
-        negative_slope = check_real(negative_slope, 'negative_slope')
+        negative_slope = check_slope(negative_slope)
         if (score is None) == (target is None or source is None) or \
                 (score is not None and (target is not None or source is not None)):
             raise ValueError("pass either 'score' or both 'target' and 'source'")
@@ -715,8 +718,16 @@ def _declared_shape(adj: Any) -> Optional[Tuple[int, int]]:
     if isinstance(adj, SparseTensor):
         return tuple(adj.sparse_sizes())
     if is_torch_sparse_tensor(adj):
-        return tuple(adj.shape[:2])
+        _check_sparse_matrix(adj)
+        return tuple(adj.shape)
     return None
+
+
+def _check_sparse_matrix(adj: Any) -> None:
+    # A torch.sparse operator is a matrix: 2 sparse dimensions and no dense ones.
+    if is_torch_sparse_tensor(adj) and (adj.dim() != 2 or adj.dense_dim() != 0):
+        raise ValueError(f"a torch.sparse operator must be a matrix (2 sparse "
+                         f"dimensions, no dense ones), got shape {list(adj.shape)}")
 
 
 def to_index_weight(
@@ -747,6 +758,7 @@ def to_index_weight(
         if weight is not None:
             raise ValueError("a sparse operator carries its own values; pass "
                              "its weight as None")
+        _check_sparse_matrix(adj)
         if isinstance(adj, SparseTensor):
             row, col, weight = adj.coo()
             index = torch.stack([col, row])
@@ -757,6 +769,9 @@ def to_index_weight(
                 adj = adj.coalesce()
             index, weight = to_edge_index(adj)
             index = index.flip(0)
+        if weight is not None and weight.is_complex():  # (cast: imaginary part lost)
+            raise TypeError(f"the sparse operator's values are complex "
+                            f"({weight.dtype}); the layers take real operators")
         if weight is not None and not weight.is_floating_point():
             weight = weight.to(torch.get_default_dtype())
         return index, weight

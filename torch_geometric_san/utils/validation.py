@@ -127,6 +127,29 @@ def check_real(value: Any, name: str) -> float:
     return out
 
 
+def check_slope(value: Any, name: str = 'negative_slope') -> float:
+    r"""Checks the slope of a LeakyReLU of attention scores: a real number in
+    :math:`[-1, 1]`, so that the LeakyReLU of a finite score stays finite (the
+    scores that overflowed are clamped to the largest finite values first).
+
+    Args:
+        value (Any): The argument.
+        name (str, optional): Its name, for the error message.
+            (default: :obj:`'negative_slope'`)
+
+    Returns:
+        float: :obj:`value` as a Python :obj:`float`.
+
+    Raises:
+        TypeError: If :obj:`value` is not a real number.
+        ValueError: If it is not finite or lies outside :math:`[-1, 1]`.
+    """
+    value = check_real(value, name)
+    if not -1.0 <= value <= 1.0:  # (beyond, a clamped score times it overflowed: NaN)
+        raise ValueError(f"{name} must lie in [-1, 1], got {value}")
+    return value
+
+
 def check_dropout(value: Any, name: str) -> float:
     r"""Checks that :obj:`value` is a dropout probability: a real number in
     :math:`[0, 1)`.

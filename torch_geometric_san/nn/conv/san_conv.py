@@ -19,6 +19,7 @@ from torch_geometric_san.utils.validation import (check_bool, check_dropout,
                                                   check_float_tensor,
                                                   check_in_channels, check_int,
                                                   check_real, check_same_dtype,
+                                                  check_slope,
                                                   check_sparse_precision)
 
 ATTENTION_MODES = ("separate", "shared", None)
@@ -187,7 +188,8 @@ class SANConv(MessagePassing):
         heads (int, optional): Number of attention heads. (default: :obj:`1`)
         concat (bool, optional): If :obj:`False`, the heads are averaged
             instead of concatenated. (default: :obj:`True`)
-        negative_slope (float, optional): LeakyReLU slope. (default: :obj:`0.2`)
+        negative_slope (float, optional): LeakyReLU slope, in :math:`[-1, 1]`.
+            (default: :obj:`0.2`)
         dropout (float, optional): Dropout probability of the attention
             coefficients (:func:`~torch_geometric_san.nn.functional.dropout`).
             (default: :obj:`0.0`)
@@ -294,9 +296,9 @@ class SANConv(MessagePassing):
             check_int(value, name, minimum=low)
         if J_harmonic is not None:
             check_int(J_harmonic, "J_harmonic (None or an int)", minimum=0)
-        for name, value in (("eps", eps), ("negative_slope", negative_slope),
-                            ("gain", gain)):
+        for name, value in (("eps", eps), ("gain", gain)):
             check_real(value, name)
+        check_slope(negative_slope)
         check_dropout(dropout, "'dropout'")
         for name, value in (("concat", concat), ("add_self_loops", add_self_loops),
                             ("bias", bias), ("shared_weights", shared_weights),
