@@ -215,3 +215,16 @@ def test_boundaries_of_another_layout_are_refused(planar):
     with pytest.raises(ValueError, match="boundary entries of order 1 are not 2 per "
                                          "1-simplex in the order of the simplices"):
         SimplicialNeighborLoader(other, [-1], order=1, batch_size=4)
+
+
+def test_spawned_workers_with_a_generator(planar):
+    # The collate function was a method of the loader, so the whole loader went to
+    # each worker, with its generator, which a spawned worker cannot rebuild: the
+    # workers died. (PyTorch's own DataLoader sends no sampler to its workers.)
+    def seeds(**kwargs):
+        loader = SimplicialNeighborLoader(
+            planar, [2], order=1, batch_size=16, shuffle=True,
+            generator=torch.Generator().manual_seed(0), **kwargs)
+        return [batch.n_id[:batch.batch_size].tolist() for batch in loader]
+
+    assert seeds(num_workers=1, multiprocessing_context='spawn') == seeds()

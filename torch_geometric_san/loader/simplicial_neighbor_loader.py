@@ -1,5 +1,5 @@
 r"""Mini-batches of one large complex: neighbour sampling of k-simplices."""
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import torch
 from torch import Tensor
@@ -143,7 +143,6 @@ class SimplicialNeighborLoader(torch.utils.data.DataLoader):
                             f"{type(transform).__name__}")
         self.data = data
         self.order = order
-        self.transform = transform
         self.input_ids = torch.arange(data.num_simplices(order)) \
             if input_simplices is None else check_simplex_ids(
                 input_simplices, data.num_simplices(order), order, 'input_simplices')
@@ -152,14 +151,17 @@ class SimplicialNeighborLoader(torch.utils.data.DataLoader):
         self.adjacency = [SimplicialAdjacency(data, j) for j in range(order)] + [
             self.simplex_sampler.adjacency]
         self.attrs = attrs
-        self._layout: Any = None
-        self._refresh()
+        # What the workers get (the collate function is sent to each): the sampling
+        # state alone, not the loader, whose generator a spawned worker cannot
+        # rebuild.
+        self._collate = _Collate(data, order, self.input_ids, self.simplex_sampler,
+                                 self.adjacency, attrs, transform)
         if (kwargs.get('shuffle') and kwargs.get('sampler') is None
                 and kwargs.get('batch_sampler') is None):
             kwargs['shuffle'] = False  # (the DataLoader refuses shuffle with a sampler)
             kwargs['sampler'] = PermutationSampler(self.input_ids.numel(),
                                                    kwargs.get('generator'))
-        super().__init__(range(self.input_ids.numel()), collate_fn=self.collate_fn,
+        super().__init__(range(self.input_ids.numel()), collate_fn=self._collate,
                          **kwargs)
 
     def collate_fn(self, index: Union[Tensor, List[int]]) -> Any:
@@ -172,6 +174,72 @@ class SimplicialNeighborLoader(torch.utils.data.DataLoader):
         Returns:
             SimplicialComplexData: The sampled sub-complex (after :obj:`transform`).
         """
+        return self._collate(index)
+
+    @property
+    def transform(self) -> Optional[Callable[[SimplicialComplexData], Any]]:
+        r"""The transform of each sampled batch (may be replaced between epochs)."""
+        return self._collate.transform
+
+    @transform.setter
+    def transform(self, transform: Optional[Callable[[SimplicialComplexData], Any]]
+                  ) -> None:
+        if transform is not None and not callable(transform):
+            raise TypeError(f"transform must be callable, not "
+                            f"{type(transform).__name__}")
+        self._collate.transform = transform
+
+    @property
+    def edge_rows(self) -> Optional[Tuple[Tensor, Tensor]]:
+        r"""The columns of the complex's graph ``edge_index`` by source vertex
+        (:func:`~torch_geometric_san.loader.edge_rows`), or :obj:`None`."""
+        return self._collate.current()[0]
+
+    @property
+    def attr_orders(self) -> Dict[str, Union[int, str]]:
+        r"""The per-simplex attributes of the complex, as
+        :func:`~torch_geometric_san.data.simplex_attr_orders` gives them now."""
+        return self._collate.current()[1]
+
+    def __repr__(self) -> str:
+        return (f'{self.__class__.__name__}(order={self.order}, '
+                f'num_neighbors={self.simplex_sampler.num_neighbors})')
+
+
+class _Collate:
+    # The loader's collate function: the sub-complex of a batch of seed positions,
+    # from the complex, the sampler and the adjacency tables (picklable without the
+    # loader). Which attributes follow which simplices, and the graph's edges by
+    # source vertex, are worked out again where the complex's attributes changed
+    # (an attribute set after the loader was made, such as labels or a mask, was
+    # copied whole into every batch).
+    def __init__(self, data: SimplicialComplexData, order: int, input_ids: Tensor,
+                 sampler: SimplicialNeighborSampler,
+                 adjacency: List[SimplicialAdjacency], attrs: Optional[Dict[str, int]],
+                 transform: Optional[Callable[[SimplicialComplexData], Any]]):
+        self.data, self.order, self.input_ids = data, order, input_ids
+        self.sampler, self.adjacency = sampler, adjacency
+        self.attrs, self.transform = attrs, transform
+        self._layout: Any = None
+        self.current()
+
+    def current(self) -> Tuple[Optional[Tuple[Tensor, Tensor]], Dict[str, Any]]:
+        # (edge_rows, attr_orders) of the complex as it is now.
+        data = self.data
+        graph = data.edge_index  # a lifted graph's, kept on the complex (or None)
+        layout = (tuple((key, tuple(value.shape) if isinstance(value, Tensor) else None)
+                        for key, value in data._store.items()),
+                  id(graph), getattr(graph, '_version', None))
+        if layout != self._layout:
+            if self._layout is None or layout[1:] != self._layout[1:]:
+                self.edge_rows = (edge_rows(graph, data.num_simplices(0))
+                                  if isinstance(graph, Tensor) else None)
+            self.attr_orders = simplex_attr_orders(data, self.attrs,
+                                                   'SimplicialNeighborLoader')
+            self._layout = layout
+        return self.edge_rows, self.attr_orders
+
+    def __call__(self, index: Union[Tensor, List[int], int]) -> Any:
         # (one position, not a list, where the DataLoader has batch_size=None)
         seeds = self.input_ids[torch.as_tensor(index, dtype=torch.long).view(-1)]
         if seeds.numel() > 1 and torch.unique(seeds).numel() < seeds.numel():
@@ -182,36 +250,13 @@ class SimplicialNeighborLoader(torch.utils.data.DataLoader):
                 "replacement, such as WeightedRandomSampler?); a sampled sub-complex "
                 "holds each simplex once: use a sampler without replacement, or "
                 "weight the loss instead")
-        self._refresh()
-        n_id, num_sampled = self.simplex_sampler.sample(seeds)
+        graph_rows, attr_orders = self.current()
+        n_id, num_sampled = self.sampler.sample(seeds)
         batch = _subcomplex(self.data, self.order, n_id, self.adjacency,
-                           self.edge_rows, self.attr_orders)
+                           graph_rows, attr_orders)
         batch.batch_size = seeds.numel()
         batch.num_sampled_simplices = num_sampled
         return batch if self.transform is None else self.transform(batch)
-
-    def _refresh(self) -> None:
-        # Which attributes follow which simplices, and the graph's edges by source
-        # vertex, worked out again where the complex's attributes changed since (an
-        # attribute set after the loader was made, such as labels or a mask, was
-        # copied whole into every batch).
-        data = self.data
-        graph = data.edge_index  # a lifted graph's, kept on the complex (or None)
-        layout = (tuple((key, tuple(value.shape) if isinstance(value, Tensor) else None)
-                        for key, value in data._store.items()),
-                  id(graph), getattr(graph, '_version', None))
-        if layout == self._layout:
-            return
-        if self._layout is None or layout[1:] != self._layout[1:]:
-            self.edge_rows = (edge_rows(graph, data.num_simplices(0))
-                              if isinstance(graph, Tensor) else None)
-        self.attr_orders = simplex_attr_orders(data, self.attrs,
-                                               'SimplicialNeighborLoader')
-        self._layout = layout
-
-    def __repr__(self) -> str:
-        return (f'{self.__class__.__name__}(order={self.order}, '
-                f'num_neighbors={self.simplex_sampler.num_neighbors})')
 
 
 class PermutationSampler(torch.utils.data.Sampler):

@@ -148,7 +148,9 @@ def grouped_kernels() -> Optional[ModuleType]:
         _failed = True
         warnings.warn(f"torch_geometric_san: the compiled CPU kernels could not be "
                       f"built or loaded ({type(error).__name__}: {error}); the grouped "
-                      f"products run as PyTorch composites (delete {directory} to "
+                      f"products run as PyTorch composites (the directory must be "
+                      f"writable, also to load a finished build: point "
+                      f"TGSAN_KERNELS_DIR at one that is; delete {directory} to "
                       f"build them anew, e.g. after a damaged build; set "
                       f"TGSAN_COMPILED_KERNELS=0 to skip the attempt)", RuntimeWarning,
                       stacklevel=2)
