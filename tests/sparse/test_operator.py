@@ -407,9 +407,10 @@ def test_products_check_their_operands():
         with pytest.raises(ValueError, match=f"'hops' = {hops} needs a square operator"):
             op.matmul(torch.randn(4, 2), hops=hops)
     with pytest.raises(ValueError, match="'value' must hold the 5 entries in the "
-                                         "dtype of 'x', torch.float32 .got shape .3."):
+                                         "dtype of 'x', torch.float32 .got a "
+                                         "torch.float32 tensor of shape .3."):
         op.matmul(torch.randn(4, 2), torch.randn(3))
-    with pytest.raises(ValueError, match="got shape .5., torch.float64"):
+    with pytest.raises(ValueError, match="got a torch.float64 tensor of shape .5."):
         op.matmul(torch.randn(4, 2), torch.randn(5, dtype=torch.float64))
     with pytest.raises(ValueError, match="'a' must have 3 rows"):
         op.sddmm(torch.randn(4, 2), torch.randn(4, 2))
@@ -526,3 +527,14 @@ def test_complex_and_non_matrix_torch_sparse_operators_are_refused():
     with pytest.raises(ValueError, match="must be a matrix .* got shape \\[3\\]"):
         SparseOperator.from_adj(torch.sparse_coo_tensor(torch.tensor([[0, 1]]),
                                                         torch.ones(2), (3, )), None, 3)
+
+
+def test_values_that_are_not_tensors_are_refused():
+    # (an AttributeError inside the check before)
+    op = SparseOperator.from_index(torch.tensor([[0, 1], [1, 0]]), torch.ones(2), 2)
+    with pytest.raises(ValueError, match="'value' must hold the 2 entries .* an object "
+                                         "of type list"):
+        op.matmul(torch.ones(2, 1), value=[1.0, 2.0])
+    with pytest.raises(ValueError, match="'value' must hold 2 entries of 3 groups .* "
+                                         "an object of type list"):
+        op.matmul_grouped([1.0, 2.0], torch.ones(2, 1, 3))

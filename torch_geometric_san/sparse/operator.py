@@ -131,7 +131,8 @@ class SparseOperator(_Immutable):
             shape (int or (int, int)): :obj:`(rows, cols)` or :obj:`n`.
 
         Raises:
-            TypeError: A non-integer index or a non-floating weight.
+            TypeError: An index that is not of :obj:`torch.long` (PyG's
+                convention for indices) or a non-floating weight.
             ValueError: Wrong shapes, non-finite weights, or indices out of range.
         """
         rows, cols = _check_shape(shape)
@@ -395,10 +396,10 @@ class SparseOperator(_Immutable):
             value = self._fixed('matmul without values')
             if value.dtype != x.dtype:  # the fixed values in the signal's dtype
                 value, t_value = value.to(x.dtype), None
-        elif value.shape != (self.nnz,) or value.dtype != x.dtype:
+        elif not isinstance(value, Tensor) or value.shape != (self.nnz,) or \
+                value.dtype != x.dtype:
             raise ValueError(f"'value' must hold the {self.nnz} entries in the dtype "
-                             f"of 'x', {x.dtype} (got shape {list(value.shape)}, "
-                             f"{value.dtype})")
+                             f"of 'x', {x.dtype} (got {_describe(value)})")
         if t_value is None:
             t_value = self.transpose_values(value)
         elif not isinstance(t_value, Tensor) or t_value.shape != value.shape:
@@ -430,10 +431,10 @@ class SparseOperator(_Immutable):
         source rows and summing them per target."""
         self._check_operand('x', x, 3, self.shape[1])
         n, features, groups = x.shape
-        if value.shape != (self.nnz, groups) or value.dtype != x.dtype:
+        if not isinstance(value, Tensor) or value.shape != (self.nnz, groups) or \
+                value.dtype != x.dtype:
             raise ValueError(f"'value' must hold {self.nnz} entries of {groups} groups "
-                             f"in the dtype of 'x', {x.dtype} (got shape "
-                             f"{list(value.shape)}, {value.dtype})")
+                             f"in the dtype of 'x', {x.dtype} (got {_describe(value)})")
         if available_for(x):
             ptr, col = self.structure()[:2]
             return _grouped_matmul(ptr, col, value, x)
