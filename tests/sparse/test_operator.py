@@ -529,6 +529,13 @@ def test_complex_and_non_matrix_torch_sparse_operators_are_refused():
                                                         torch.ones(2), (3, )), None, 3)
 
 
+def test_a_block_sparse_operator_is_refused_by_name():
+    # (it was taken for an index: "expected a torch.long index ... got float32")
+    bsr = torch.eye(4).to_sparse_bsr((2, 2))
+    with pytest.raises(TypeError, match="layout torch.sparse_bsr is not taken"):
+        to_index_weight(bsr)
+
+
 def test_values_that_are_not_tensors_are_refused():
     # (an AttributeError inside the check before)
     op = SparseOperator.from_index(torch.tensor([[0, 1], [1, 0]]), torch.ones(2), 2)

@@ -776,6 +776,9 @@ def to_index_weight(
         if weight is not None and not weight.is_floating_point():
             weight = weight.to(torch.get_default_dtype())
         return index, weight
+    if isinstance(adj, Tensor) and adj.layout != torch.strided:  # (BSR, BSC, ...)
+        raise TypeError(f"a torch.sparse operator of layout {adj.layout} is not taken; "
+                        f"convert it with .to_sparse_coo() or .to_sparse_csr()")
     if isinstance(adj, Tensor):
         return adj, weight
     raise TypeError(f"expected an index tensor, a SparseTensor or a torch.sparse "
