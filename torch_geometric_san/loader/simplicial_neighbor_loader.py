@@ -138,9 +138,7 @@ class SimplicialNeighborLoader(torch.utils.data.DataLoader):
                              f"eigenvalues of its Laplacians), which the sampled "
                              f"operators need; build it with a constructor of "
                              f"SimplicialComplexData")
-        if transform is not None and not callable(transform):
-            raise TypeError(f"transform must be callable, not "
-                            f"{type(transform).__name__}")
+        _check_transform(transform)
         self.data = data
         self.order = order
         self.input_ids = torch.arange(data.num_simplices(order)) \
@@ -184,10 +182,7 @@ class SimplicialNeighborLoader(torch.utils.data.DataLoader):
     @transform.setter
     def transform(self, transform: Optional[Callable[[SimplicialComplexData], Any]]
                   ) -> None:
-        if transform is not None and not callable(transform):
-            raise TypeError(f"transform must be callable, not "
-                            f"{type(transform).__name__}")
-        self._collate.transform = transform
+        self._collate.transform = _check_transform(transform)
 
     @property
     def edge_rows(self) -> Optional[Tuple[Tensor, Tensor]]:
@@ -204,6 +199,13 @@ class SimplicialNeighborLoader(torch.utils.data.DataLoader):
     def __repr__(self) -> str:
         return (f'{self.__class__.__name__}(order={self.order}, '
                 f'num_neighbors={self.simplex_sampler.num_neighbors})')
+
+
+def _check_transform(transform: Any) -> Any:
+    # A transform of the batches: None or a callable.
+    if transform is not None and not callable(transform):
+        raise TypeError(f"transform must be callable, not {type(transform).__name__}")
+    return transform
 
 
 class _Collate:

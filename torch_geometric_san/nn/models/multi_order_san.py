@@ -442,10 +442,9 @@ class _MultiOrderLayer(torch.nn.Module):
     def input_size(self, k: int) -> int:
         # The size of x_k: as given, or once a lazy module reading x_k has taken
         # it from the first input; -1 before.
+        own = [self.convs[str(k)].lin] if str(k) in self.convs else []
         size = -1
-        for lin in [self.convs[str(k)].lin] if str(k) in self.convs else []:
-            size = max(size, lin.in_channels)
-        for lin in self._messages_from(k):
+        for lin in own + self._messages_from(k):
             size = max(size, lin.in_channels)
         return size
 
