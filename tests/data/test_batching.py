@@ -378,3 +378,22 @@ BATCHING_CASES = {
 @pytest.mark.parametrize('name', BATCHING_CASES)
 def test_bad_batching_input(name, assert_rejected):
     assert_rejected(*BATCHING_CASES[name])
+
+
+def test_a_batch_without_the_simplices_of_an_order_is_refused_by_name():
+    # Excluded from a batch below the top order, simplices_1 read as "order k=1 out
+    # of range for a complex of order 2"; at the top order the message did not name
+    # exclude_keys.
+    complexes = [_triangle(), _triangle()]
+    batch = Batch.from_data_list(complexes, exclude_keys=['simplices_1'])
+    with pytest.raises(ValueError, match="2-simplices but no 'simplices_1' .*exclude_keys"):
+        batch.operators(1)
+    with pytest.raises(ValueError, match="no 'simplices_1' .*exclude_keys"):
+        batch.num_simplices(1)
+    batch = Batch.from_data_list(complexes, exclude_keys=['simplices_2'])
+    with pytest.raises(ValueError, match="drops those named in `exclude_keys`"):
+        batch.operators(1)
+    complex_ = _triangle()
+    del complex_.simplices_1
+    with pytest.raises(ValueError, match="2-simplices but no 'simplices_1' .*deleted"):
+        complex_.operators(1)

@@ -747,9 +747,11 @@ class SimplicialComplexData(Data):
         # (k-simplices are stored for every k up to the order: one look-up, where
         # self.order would scan every key)
         if not (k == 0 or (k > 0 and f'simplices_{k}' in self._store)):
+            self._check_stored_orders(k)
             raise ValueError(f"order k={k} is out of range for a complex of order "
                              f"{self.order}")
         if f'simplices_{k + 1}' not in self._store and isinstance(self, Batch):
+            self._check_stored_orders(k + 1)
             # k is the top order of the batch: its upper Laplacian is empty unless a
             # member of higher order lost its (k+1)-simplices in PyG's collation, or
             # a member is a sub-complex sampled at its top order (batch_complexes
@@ -762,8 +764,9 @@ class SimplicialComplexData(Data):
                     f"this batch is of order {k} (the order of its first complex), but "
                     f"its complexes {lost} have an upper Laplacian of order {k}: "
                     f"either they have {k + 1}-simplices, which PyG's collation left "
-                    "out (it keeps the attributes of the first complex of a list), or "
-                    "they are sub-complexes sampled at their top order "
+                    "out (it keeps the attributes of the first complex of a list, and "
+                    "drops those named in `exclude_keys`), or they are sub-complexes "
+                    "sampled at their top order "
                     "(simplicial_subcomplex, SimplicialNeighborLoader), which keep the "
                     "restriction of their complex's. Batch them with "
                     "torch_geometric_san.data.batch_complexes (also as the collate_fn "
@@ -771,6 +774,17 @@ class SimplicialComplexData(Data):
                     f"torch_geometric_san.data.pad_order(data, {k + 1}) (or give the "
                     "complexes one order: the `order` argument of the constructors and "
                     "liftings)")
+
+    def _check_stored_orders(self, k: int) -> None:
+        # The k-simplices are missing: fine above the order K, a gap below it (a
+        # key deleted or left out of a batch), which would otherwise read as a
+        # complex of lower order.
+        order = self.order
+        if 0 < k < order:
+            raise ValueError(f"the complex has {order}-simplices but no "
+                             f"'simplices_{k}' (deleted, or left out of a batch with "
+                             f"`exclude_keys`?): the simplices of every order up to "
+                             f"{order} must be stored")
 
     # Validation --------------------------------------------------------------------
 
