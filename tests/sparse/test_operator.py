@@ -159,6 +159,30 @@ def test_the_compressed_rows_check_what_the_constructor_trusts(index, match):
         op.matmul(torch.randn(2, 3))
 
 
+@pytest.mark.parametrize('kernels', ['1', '0'])
+@pytest.mark.parametrize('index, match', [
+    ([[0, 2], [0, 1]], "outside its shape"),
+    ([[0, 1], [1, 0]], "not sorted by target"),
+])
+def test_the_grouped_products_check_the_entries_on_every_path(kernels, index, match,
+                                                              monkeypatch):
+    # The gathering products (no compiled kernels: elsewhere than on the CPU,
+    # under torch.compile, TGSAN_COMPILED_KERNELS=0) took the entries unchecked:
+    # an IndexError inside torch, or no error at all, where the kernels refuse them.
+    monkeypatch.setenv('TGSAN_COMPILED_KERNELS', kernels)
+    calls = {
+        'matmul_grouped': lambda op: op.matmul_grouped(torch.ones(2, 1),
+                                                       torch.ones(2, 1, 1)),
+        'sddmm_grouped': lambda op: op.sddmm_grouped(torch.ones(2, 1, 1),
+                                                     torch.ones(2, 1, 1)),
+        'attention': lambda op: op.attention(0.2, score=torch.ones(2, 1)),
+    }
+    for call in calls.values():
+        op = SparseOperator(torch.tensor(index), None, 2)
+        with pytest.raises(ValueError, match=match):
+            call(op)
+
+
 @pytest.mark.parametrize('first', ['grad', 'no_grad'])
 def test_forms_of_learnable_values_are_not_kept(first):
     # A kept form of values that autograd tracks carried one step's graph into the

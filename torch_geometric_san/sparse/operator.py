@@ -241,6 +241,13 @@ class SparseOperator(_Immutable):
         return (ptr, src.to(dtype), t_ptr.to(dtype), dst[t_perm].to(dtype), t_perm,
                 t_perm_inv)
 
+    def _checked_index(self) -> Tensor:
+        # The index, its entries checked as the compressed rows check them (once:
+        # they are kept), for the gathering products, which would otherwise
+        # accept entries that the kernels refuse.
+        self.structure()
+        return self.index
+
     def transpose_values(self, value: Tensor) -> Tensor:
         r"""The entries :obj:`value` :obj:`[nnz, ...]` of this operator in the
         order of its transpose (kept for the fixed values)."""
@@ -438,7 +445,7 @@ class SparseOperator(_Immutable):
         if available_for(x):
             ptr, col = self.structure()[:2]
             return _grouped_matmul(ptr, col, value, x)
-        src, dst = self.index
+        src, dst = self._checked_index()
         msg = x.reshape(n, features * groups).index_select(0, src)
         # One feature: [nnz, G] products, without broadcasting (nor, in the
         # backward, summing) over a feature dimension of size 1.
@@ -461,7 +468,7 @@ class SparseOperator(_Immutable):
         if available_for(a):
             ptr, col = self.structure()[:2]
             return _grouped_sddmm(ptr, col, a, b)
-        src, dst = self.index
+        src, dst = self._checked_index()
         if a.size(1) == 1:
             a, b = a.squeeze(1), b.squeeze(1)
         product = a.index_select(0, dst) * b.index_select(0, src)
@@ -502,8 +509,9 @@ class SparseOperator(_Immutable):
         if available_for(reference):
             ptr, col = self.structure()[:2]
             return _attention(ptr, col, score, target, source, negative_slope)
-        return _attention_composite(self.index[1], self.index[0], self.shape[0], score,
-                                    target, source, negative_slope)
+        src, dst = self._checked_index()
+        return _attention_composite(dst, src, self.shape[0], score, target, source,
+                                    negative_slope)
 
     def to_dense(self) -> Tensor:
         r"""The dense matrix :obj:`[rows, cols]` (for tests and small examples:
