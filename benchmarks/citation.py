@@ -15,7 +15,10 @@ full grid) are trained as one ensemble: ``SANConv(ensemble=E)`` holds E
 independent parameter sets, takes the E input signals as [E, N, 1] and runs
 each member's weight products as one batched matmul on the one operator
 value of the order (``data.operators(k)``, shared by all members, layers and
-rates). Each member computes what a separate network with its parameters
+rates). Each member starts from the weights that the network of its run
+draws alone from the run's own seed (``run_seed``: order, rate and mask), so
+the runs start from independent draws whatever ensembles they are trained in.
+Each member computes what a separate network with its parameters
 computes (tested), and its own Adam (``_common.EnsembleAdam``, torch's update
 elementwise with one learning rate per member), plateau schedule and early
 stopping (``EnsembleEarlyStopping``) make its training that of a separate
@@ -159,6 +162,28 @@ def ensemble(name: str, members: int, device: torch.device) -> torch.nn.Module:
                     conv_kwargs=dict(spec.conv, ensemble=members)).to(device)
 
 
+def run_seed(order: int, rate: int, mask: int) -> int:
+    """The seed of the initial weights of run (:obj:`order`, :obj:`rate`,
+    :obj:`mask`)."""
+    return 1_000_000 * order + 1_000 * rate + mask
+
+
+def ensemble_of_runs(name: str, order: int, runs: List[Tuple[int, int]],
+                     device: torch.device) -> torch.nn.Module:
+    """The ensemble of the runs (rate, mask) of :obj:`order`, member r with the
+    initial weights of the network of run r alone, drawn with
+    :func:`run_seed`: every run starts from its own draw, whatever ensemble
+    it is trained in."""
+    model = ensemble(name, len(runs), device)
+    with torch.no_grad():
+        for member, (rate, mask) in enumerate(runs):
+            torch.manual_seed(run_seed(order, rate, mask))
+            for param, alone in zip(model.parameters(),
+                                    ensemble(name, 1, device).parameters()):
+                param[member] = alone[0]
+    return model
+
+
 def masked_mean(values: Tensor, mask: Tensor) -> Tensor:
     """The mean of :obj:`values` over :obj:`mask`, per row, :math:`(E)`."""
     return (values * mask).sum(-1) / mask.sum(-1).clamp(min=1)
@@ -182,11 +207,12 @@ def validation_masks(known: Tensor, fraction: float, seeds: Sequence[int]) -> Te
     return masks
 
 
-def train_batch(name: str, runs: List[Tuple[int, int]], cells: Dict[int, Dict[str, Any]],
-                ops: SimplicialOperators, args, device: torch.device,
-                desc: str, position: int = 0) -> List[Dict[str, Any]]:
-    """Trains one network per (rate, mask) of :obj:`runs`, all as one
-    ensemble on the operators :obj:`ops` (progress bar on line
+def train_batch(name: str, order: int, runs: List[Tuple[int, int]],
+                cells: Dict[int, Dict[str, Any]], ops: SimplicialOperators, args,
+                device: torch.device, desc: str, position: int = 0
+                ) -> List[Dict[str, Any]]:
+    """Trains one network per (rate, mask) of :obj:`runs` of :obj:`order`, all
+    as one ensemble on the operators :obj:`ops` (progress bar on line
     :obj:`position`); returns their records."""
     E = len(runs)
     x = torch.stack([cells[rate]['inputs'][mask] for rate, mask in runs])  # [E, N, 1]
@@ -199,11 +225,11 @@ def train_batch(name: str, runs: List[Tuple[int, int]], cells: Dict[int, Dict[st
                            [1000 * mask + rate for rate, mask in runs])
     train = known & ~val
     inputs = torch.where(val.unsqueeze(-1), fill, x)  # held out: hidden from the input too
-    model = ensemble(name, E, device)
+    generator = torch.Generator(device).manual_seed(int(torch.initial_seed()))
+    model = ensemble_of_runs(name, order, runs, device)
     optimizer = _common.EnsembleAdam(model.parameters())
     plateau = _common.EnsemblePlateau(E, factor=0.77, patience=100, device=device)
     stopper = _common.EnsembleEarlyStopping(model, args.patience)
-    generator = torch.Generator(device).manual_seed(int(torch.initial_seed()))
     start = time.perf_counter()
     bar = progress_bar(range(args.max_epochs), desc, enabled=not args.no_progress,
                        leave=False, dynamic_ncols=True, mininterval=1.0, position=position)
@@ -311,7 +337,7 @@ def run_batch(order: int, name: str, runs: List[Tuple[int, int]]
     data_time = time.perf_counter() - start
     _common.set_seed(order)
     desc = f'order {order} {variant(name, args.input_masking)} x {len(runs)}'
-    records = train_batch(name, runs, worker['cells'], worker['ops'], args, device,
+    records = train_batch(name, order, runs, worker['cells'], worker['ops'], args, device,
                           desc, worker['position'])
     return order, desc, records, data_time
 

@@ -41,8 +41,8 @@ Protocol (the paper's hyper-parameters, and our reading of what it leaves open):
   as in the authors' released data and cwn);
 * two protocols, read from the same runs (the test accuracy in both
   orientations is evaluated after every epoch and changes nothing in the
-  training): **honest**: 20 % of the training split, drawn with the run's
-  seed, is the validation set for the learning-rate schedule and early
+  training): **honest**: 20 % of the training split (``--val-fraction``),
+  drawn with the run's seed, is the validation set for the learning-rate schedule and early
   stopping, and the test accuracy is that of the epoch with the lowest
   validation loss (the test split is never used for any choice); **the
   paper's protocol**: the best test accuracy over the epochs of the run, as
@@ -151,7 +151,7 @@ SYNTHETIC_POINTS = {'synthetic': 400, 'synthetic200': 200}
 ORIENTATIONS = ('default', 'random')
 ORIENTATION_NAMES = {'default': 'default', 'random': 'random per trajectory'}
 #: The two protocols reported from the same runs: the test accuracy of the epoch
-#: with the lowest validation loss (20 % of the training split), and the best
+#: with the lowest validation loss (on a split of the training set), and the best
 #: test accuracy over the epochs, as the published code of Bodnar et al. reports
 #: it (it evaluates on the test split as its validation set).
 PROTOCOLS = {'test_acc': 'honest', 'paper_acc': "paper's protocol (best test epoch)"}
@@ -622,8 +622,8 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
     text = (f'Test accuracy (%), mean ± std (population, ddof 0) over the seeds '
             f'({", ".join(map(str, seeds))}; '
             f'n per cell where it has fewer), of two protocols from the same runs: '
-            f'"honest", the epoch with the lowest loss on a validation split (20 % of '
-            f'the training split); "paper\'s protocol", the best test accuracy over the '
+            f'"honest", the epoch with the lowest loss on a validation split '
+            f'({100 * args.val_fraction:g} % of the training split); "paper\'s protocol", the best test accuracy over the '
             f'epochs, as the published code reports it (it chooses the epoch on the '
             f'test split). "default" / "random per trajectory": orientation of the test '
             f'edges (each test trajectory its own, with its operators flipped to match; '

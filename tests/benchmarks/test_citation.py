@@ -29,6 +29,25 @@ def test_warmup(citation):
     assert citation.warmup(0, 0) == 1.0
 
 
+@pytest.mark.parametrize('name', ['SAN', 'SCNN'])
+def test_a_run_starts_from_its_own_weights_whatever_its_ensemble(citation, name):
+    # Every ensemble was drawn from one seed per order: with ensembles of one
+    # (the CPU default) every rate and mask of an order started from the same
+    # weights, and a run's weights depended on the ensemble it was trained in.
+    runs = [(10, 0), (10, 1), (30, 0)]
+    cpu = torch.device('cpu')
+    together = citation.ensemble_of_runs(name, 2, runs, cpu)
+    for member, run in enumerate(runs):
+        alone = citation.ensemble_of_runs(name, 2, [run], cpu)
+        in_pair = citation.ensemble_of_runs(name, 2, [(50, 9), run], cpu)
+        for param, one, pair in zip(together.parameters(), alone.parameters(),
+                                    in_pair.parameters()):
+            assert torch.equal(param[member], one[0]) and torch.equal(one[0], pair[1])
+    weights = [p for p in together.parameters() if p.dim() == 3][0]
+    assert not torch.equal(weights[0], weights[1]) and not torch.equal(weights[0],
+                                                                       weights[2])
+
+
 def test_comparison_counts_cells(citation):
     runs = [dict(model=m, order=o, rate=r, mask=0, acc_hidden=a) for m, o, r, a in [
         ('SAN', 0, 10, 0.5), ('SCNN', 0, 10, 0.4), ('SAN', 0, 20, 0.1),

@@ -76,10 +76,13 @@ def test_ocean_pipeline(trajectory, tmp_path, shared_data):
 def test_synthetic_200_points(trajectory, tmp_path):
     out = trajectory.main(['--datasets', 'synthetic200', '--models',
                            'SAN (orientation-equivariant)', *TINY,
-                           '--root', str(tmp_path / 'data'),
+                           '--val-fraction', '0.5', '--root', str(tmp_path / 'data'),
                            '--output', str(tmp_path / 'out'), '--no-results'])
     check_runs(out['runs'], ['synthetic200'], ['SAN (orientation-equivariant)'])
     assert '**Synthetic flow (200 points)**' in out['table']
+    # (the report said 20 % whatever the option)
+    assert 'validation split (50 % of the training split)' in \
+        (tmp_path / 'out' / 'trajectory.md').read_text()
 
 
 def test_targets_of_issue_17(trajectory):
