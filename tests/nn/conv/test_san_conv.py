@@ -841,3 +841,23 @@ def test_lazy_layer_moved_to_meta_says_what_to_do(kit):
     conv.reset_parameters()
     with pytest.raises(ValueError, match="lost its uninitialised weight .* 'meta'"):
         conv(torch.randn(data.num_simplices(1), 3), data.operators(1))
+
+
+@pytest.mark.parametrize('kernels', ['1', '0'])
+@pytest.mark.parametrize('config', [
+    dict(in_channels=10, out_channels=2), dict(in_channels=1, out_channels=4),
+    dict(in_channels=10, out_channels=2, heads=2, concat=False),
+    dict(in_channels=3, out_channels=2, attention=None, J_harmonic=2),
+])
+def test_the_output_is_contiguous(kernels, config, monkeypatch):
+    # The gathering layout (taken for narrow outputs with the compiled kernels)
+    # returned a permuted view: `out.view(-1)` failed with the kernels only.
+    monkeypatch.setenv('TGSAN_COMPILED_KERNELS', kernels)
+    data = SimplicialComplexData.from_simplices([[0, 1, 2], [1, 2, 3], [2, 3, 4]],
+                                                close=True)
+    conv = SANConv(**config)
+    for x in (torch.randn(2, 7, config['in_channels']),
+              torch.randn(7, config['in_channels'])):
+        out = conv(x, data.operators(1))
+        assert out.is_contiguous()
+        out.view(-1)

@@ -455,8 +455,10 @@ class SANConv(MessagePassing):
             out = accumulate(out, self.bias.view(*self.bias.shape[:-1],
                                                  *[1] * (self.ensemble is not None),
                                                  *out.shape[2:]))
+        # (contiguous, as the output of every propagation layout: the gathering
+        # one, taken by the compiled kernels, leaves signals innermost)
         out = out.reshape(x.size(0), x.size(1), out.size(2) * out.size(3)
-                          if self.concat else out.size(2))
+                          if self.concat else out.size(2)).contiguous()
         out = out if batched else out.squeeze(0)
 
         if return_attention_weights:
