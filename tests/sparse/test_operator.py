@@ -183,6 +183,20 @@ def test_the_grouped_products_check_the_entries_on_every_path(kernels, index, ma
             call(op)
 
 
+@pytest.mark.parametrize('index', [[[1], [0]], [[0], [1]]])
+def test_scaled_refuses_an_operator_that_is_not_symmetric(index):
+    # Its eigenvalue solvers assume a symmetric matrix: [[0, 2], [0, 0]] came back
+    # unchanged and its transpose halved (both nilpotent), and larger ones ran
+    # Lanczos for thousands of steps into a misleading convergence error.
+    op = SparseOperator.from_index(torch.tensor(index), torch.tensor([2.0]), 2)
+    with pytest.raises(ValueError, match="needs a symmetric .* not symmetric"):
+        op.scaled()
+    # A symmetric operator whose values round differently is still taken.
+    sym = SparseOperator.from_index(torch.tensor([[1, 0], [0, 1]]),
+                                    torch.tensor([0.1 + 0.2, 0.3], dtype=torch.float64), 2)
+    assert torch.allclose(sym.scaled().weight, torch.ones(2, dtype=torch.float64))
+
+
 @pytest.mark.parametrize('first', ['grad', 'no_grad'])
 def test_forms_of_learnable_values_are_not_kept(first):
     # A kept form of values that autograd tracks carried one step's graph into the

@@ -129,6 +129,20 @@ def test_features_and_attributes_move_with_their_simplices():
     assert torch.equal(ReorderSimplices()(data).edge_mask, out.edge_mask)
 
 
+def test_sparse_attributes_move_with_their_simplices_or_are_refused_by_name():
+    # A sparse attribute with one row per simplex failed inside torch's indexing.
+    data = delaunay()
+    n = data.num_simplices(1)
+    dense = torch.randn(n, 3) * (torch.rand(n, 3) < 0.3)
+    data.edge_attr = dense.to_sparse()
+    out, perms = reorder_simplices(data)
+    assert out.edge_attr.layout == torch.sparse_coo
+    assert torch.equal(out.edge_attr.to_dense(), dense[perms[1]])
+    data.edge_attr = dense.to_sparse_csr()
+    with pytest.raises(ValueError, match="'edge_attr' .* torch.sparse_csr .*to_sparse_coo"):
+        reorder_simplices(data)
+
+
 def test_labels_and_masks_of_the_citation_dataset_move_with_their_simplices():
     # The dataset's items hold y, train_mask and test_mask per k-simplex: before,
     # only x_k moved unless attrs named them, so training read other simplices'

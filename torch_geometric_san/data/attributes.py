@@ -2,6 +2,7 @@ r"""Which attributes of a complex belong to its simplices, row by row."""
 import warnings
 from typing import Dict, Optional, Union
 
+import torch
 from torch import Tensor
 
 from torch_geometric_san.data.simplicial_complex_data import (_COMPUTED, _FEATURE,
@@ -169,5 +170,15 @@ def _select_attr_rows(data: SimplicialComplexData, owners: Dict[str, Union[int, 
     for key, owner in owners.items():
         if owner in rows:
             value = data._store[key]
-            out[key] = value[rows[owner].to(value.device)]
+            ids = rows[owner].to(value.device)
+            if value.layout == torch.strided:
+                out[key] = value[ids]
+            elif value.layout == torch.sparse_coo:  # (which takes no index by mask)
+                out[key] = value.index_select(0, ids.nonzero().view(-1)
+                                              if ids.dtype == torch.bool else ids)
+            else:
+                raise ValueError(f"attribute '{key}' follows its simplices but is a "
+                                 f"{value.layout} tensor, whose rows torch cannot "
+                                 f"select: convert it with to_sparse_coo() or "
+                                 f"to_dense()")
     return out

@@ -124,7 +124,11 @@ class SimplicialComplexData(Data):
     asked for; they are exact except for the normalised Hodge Laplacian, whose
     :math:`\lambda_{\max}` comes from a dense solver up to
     :data:`~torch_geometric_san.sparse.operator.DENSE_EIGEN_LIMIT` rows and from Lanczos
-    (relative tolerance :data:`~torch_geometric_san.sparse.operator.EIGEN_TOL` in single precision, machine precision in double) above. A
+    above: to the relative tolerance
+    :data:`~torch_geometric_san.sparse.operator.EIGEN_TOL` in single precision, up
+    to the rounding of float32 products (see
+    :func:`~torch_geometric_san.sparse.largest_eigenvalue`), and to machine
+    precision in double. A
     zero Laplacian (e.g. of isolated vertices) has no entries, and its normalised form
     is zero too (no division). Where one of :math:`\mathbf{L}_k^{(d)}`,
     :math:`\mathbf{L}_k^{(u)}` is zero, ``hodge_index_k`` is the same tensor as the
