@@ -315,3 +315,24 @@ def test_bad_arguments(tmp_path):
         CitationComplexDataset(str(tmp_path), missing_rate=30)
     with pytest.raises(ValueError, match="'num_masks'"):
         CitationComplexDataset(str(tmp_path), num_masks=0)
+
+
+@pytest.mark.parametrize("change, reason", [
+    # both loaded without a warning: items whose x_0 is shorter than N_0, and
+    # author ids of another complex
+    (lambda out: dict(out, complex=dict(out["complex"], y=out["complex"]["y"][:-7])),
+     r"'y' must be torch.float32 of shape \[352, 1\]"),
+    (lambda out: dict(out, extra=dict(out["extra"], author_ids=out["extra"][
+        "author_ids"].float())), r"'author_ids' must be torch.int64"),
+])
+def test_a_processed_file_of_another_content_is_processed_again(real_root, change,
+                                                                 reason, tmp_path):
+    root = tmp_path / "root"
+    shutil.copytree(os.path.join(real_root, "raw"), root / "raw", symlinks=True)
+    first = CitationComplexDataset(str(root), order=0, log=False)
+    path = first.processed_paths[0]
+    torch.save(change(torch.load(path, weights_only=True)), path)
+    with pytest.warns(UserWarning, match=rf"cannot be read \({reason}.*processing the "
+                      r"dataset again"):
+        again = CitationComplexDataset(str(root), order=0, log=False)
+    assert torch.equal(again.complex.y, first.complex.y)

@@ -86,6 +86,21 @@ def test_a_damaged_processed_file_is_named_and_processed_again(tmp_path, damage)
      r"its complex lack \['spectrum_0'\]"),
     (lambda out: dict(out, complex=dict(out["complex"], simplices_1=torch.zeros(3, 4))),
      r"its complex: .*simplices_1"),
+    # each loaded without a warning (session 25): a sparse x_1 with indices out of
+    # range crashed the interpreter on use; the others gave a wrong dataset
+    (lambda out: dict(out, items=dict(out["items"], x_1=torch.sparse_coo_tensor(
+        torch.tensor([[0, 1], [0, 9999], [0, 0]]), torch.ones(2),
+        out["items"]["x_1"].shape))), r"its items hold a torch.sparse_coo tensor 'x_1'"),
+    (lambda out: dict(out, items=dict(out["items"], y=out["items"]["y"].repeat(1, 3))),
+     r"'y' must be torch.int64 of shape \[2, 1\]"),
+    (lambda out: dict(out, items=dict(out["items"], y=out["items"]["y"] + 7)),
+     r"'y' holds values other than \[0, 1\]"),
+    (lambda out: dict(out, items=dict(out["items"], x_1=out["items"]["x_1"].long())),
+     r"'x_1' must be torch.float32"),
+    (lambda out: dict(out, items=dict(out["items"], x_1=out["items"]["x_1"] / 0)),
+     r"'x_1' holds NaN or infinite values"),
+    (lambda out: dict(out, extra=dict(out["extra"], edge_orientation=torch.zeros(
+        3, dtype=torch.long))), r"'edge_orientation' must be torch.int64 of shape"),
 ])
 def test_a_processed_file_of_another_content_is_processed_again(tmp_path, change,
                                                                  reason):

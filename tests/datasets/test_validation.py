@@ -49,6 +49,9 @@ DATASET_CASES = {
                            "'seed' must be an int, not bool"),
     'drifters-seed-negative': (OceanDriftersDataset, dict(seed=-3), ValueError,
                                "'seed' must be at least 0, got -3"),
+    # (NumPy's RandomState took it only after the raw file was read)
+    'drifters-seed-too-large': (OceanDriftersDataset, dict(seed=2**32), ValueError,
+                                "'seed' must be at most 4294967295"),
     'drifters-orientation': (OceanDriftersDataset, dict(orientation='flipped'),
                              ValueError, "'orientation' must be one of"),
     'citation-order-bool': (CitationComplexDataset, dict(order=True), TypeError,

@@ -39,8 +39,9 @@ class SharedComplexDataset(InMemoryDataset):
     and PyG's ``processed/pre_transform.pt`` and ``pre_filter.pt``, which PyG
     unpickles with :obj:`weights_only=False`, are neither read nor written. A
     damaged processed file (empty, truncated, of another layout, without what
-    :meth:`process` writes, or with a complex or items that are not valid) is
-    named in a warning and processed again.
+    :meth:`process` writes, with a complex or items that are not valid, or with
+    tensors of other layouts, dtypes, shapes or values than it writes) is named
+    in a warning and processed again.
 
     Args:
         root (str or os.PathLike): Root directory of the dataset.
@@ -78,6 +79,12 @@ class SharedComplexDataset(InMemoryDataset):
         (:obj:`"complex"`, :obj:`"items"`, :obj:`"extra"`), checked on loading."""
         return {}
 
+    def _check_processed(self, out: Dict[str, Any],
+                         complex: SimplicialComplexData) -> None:
+        r"""Checks the tensors of the processed file :obj:`out` (its valid
+        :obj:`complex` built) against what :meth:`process` writes, raising a
+        :class:`ValueError` that names the first that differs."""
+
     def _load_processed(self) -> Tuple[Dict[str, Any], SimplicialComplexData]:
         # The processed file, checked: its parts hold what process() writes, and its
         # complex is a valid one as the constructors build it (spectrum_0).
@@ -100,6 +107,10 @@ class SharedComplexDataset(InMemoryDataset):
                 item.validate()
             except (ValueError, TypeError) as error:
                 raise damaged_file(path, f"its items: {error}") from None
+        try:
+            self._check_processed(out, complex)
+        except ValueError as error:
+            raise damaged_file(path, str(error)) from None
         return out, complex
 
     def _process(self) -> None:

@@ -10,6 +10,7 @@ from torch import Tensor
 from torch_geometric_san.data import SimplicialComplexData
 from torch_geometric_san.datasets.base import SharedComplexDataset
 from torch_geometric_san.datasets.io import (
+    _check_processed_tensor,
     check_sha256,
     fetch_raw_file,
     load_npy,
@@ -294,6 +295,13 @@ class CitationComplexDataset(SharedComplexDataset):
 
     def _processed_layout(self) -> Dict[str, Tuple[str, ...]]:
         return dict(complex=("y", ), extra=("author_ids", ))
+
+    def _check_processed(self, out: Dict[str, Tensor],
+                         complex: SimplicialComplexData) -> None:
+        _check_processed_tensor("y", complex.y, torch.float32,
+                                (complex.num_simplices(self.order), 1))
+        _check_processed_tensor("author_ids", out["extra"]["author_ids"], torch.long,
+                                (complex.num_nodes, ))
 
     @property
     def author_ids(self) -> Tensor:

@@ -21,7 +21,7 @@ import pickle
 import re
 import tempfile
 import uuid
-from typing import Any, BinaryIO, Callable, Dict, Sequence, Tuple
+from typing import Any, BinaryIO, Callable, Dict, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
@@ -352,11 +352,49 @@ def load_processed(path: str, **required: Sequence[str]) -> Dict[str, Any]:
                        for v in out["items"].values()) \
             or len({v.size(0) for v in out["items"].values()}) > 1:
         raise damaged_file(path, "not the layout of a processed file of this package")
+    for part in ("complex", "items", "extra"):
+        for key, value in out[part].items():
+            # (torch.load does not check a sparse tensor's indices: reading one
+            # with indices out of range could crash the interpreter)
+            if isinstance(value, torch.Tensor) and value.layout != torch.strided:
+                raise damaged_file(path, f"its {part} hold a {value.layout} tensor "
+                                   f"'{key}'; the package writes dense ones")
     for part, keys in required.items():
         missing = sorted(set(keys) - out[part].keys())
         if missing:
             raise damaged_file(path, f"its {part} lack {missing}")
     return out
+
+
+def _check_processed_tensor(name: str, value: Any, dtype: torch.dtype,
+                           shape: Sequence[Optional[int]],
+                           values: Optional[Sequence[int]] = None) -> None:
+    r"""Checks a tensor read from a processed file against what :meth:`process`
+    writes, so that a damaged or foreign file is processed again rather than
+    read as a wrong dataset.
+
+    Args:
+        name (str): The tensor, for the message.
+        value (Any): What the file holds.
+        dtype (torch.dtype): Its dtype.
+        shape (Sequence[Optional[int]]): Its shape, :obj:`None` for any size.
+        values (Sequence[int], optional): The values it may hold (for integer
+            tensors); floating-point ones must be finite. (default: :obj:`None`)
+
+    Raises:
+        ValueError: If it differs.
+    """
+    want = "[" + ", ".join("*" if n is None else str(n) for n in shape) + "]"
+    if not isinstance(value, torch.Tensor) or value.dtype != dtype or \
+            value.dim() != len(shape) or \
+            any(n is not None and n != m for n, m in zip(shape, value.shape)):
+        got = (f"{value.dtype} {list(value.shape)}" if isinstance(value, torch.Tensor)
+               else type(value).__name__)
+        raise ValueError(f"'{name}' must be {dtype} of shape {want} (got {got})")
+    if value.is_floating_point() and not bool(torch.isfinite(value).all()):
+        raise ValueError(f"'{name}' holds NaN or infinite values")
+    if values is not None and not bool(torch.isin(value, torch.tensor(values)).all()):
+        raise ValueError(f"'{name}' holds values other than {list(values)}")
 
 
 def _first_line(error: Exception) -> str:

@@ -237,7 +237,7 @@ class OceanDriftersDataset(TrajectoryDataset):
         self.split = self._check_choice("split", split, ("train", "test"))
         self.orientation = self._check_choice("orientation", orientation,
                                               ORIENTATIONS)
-        self.seed = check_int(seed, "'seed'", minimum=0)
+        self.seed = check_int(seed, "'seed'", minimum=0, maximum=2**32 - 1)
         super().__init__(root, transform, log=log, force_reload=force_reload)
 
     @property

@@ -10,6 +10,7 @@ from torch import Tensor
 
 from torch_geometric_san.data import SimplicialComplexData
 from torch_geometric_san.datasets.base import SharedComplexDataset
+from torch_geometric_san.datasets.io import _check_processed_tensor
 from torch_geometric_san.utils.progress import progress_bar
 from torch_geometric_san.utils.validation import check_int
 
@@ -237,6 +238,17 @@ class TrajectoryDataset(SharedComplexDataset):
         per_item = self.orientation == "random_per_trajectory"
         return dict(items=("x_1", "y", *(orientation if per_item else ())),
                     extra=() if per_item else orientation)
+
+    def _check_processed(self, out: Dict[str, Tensor],
+                         complex: SimplicialComplexData) -> None:
+        items, edges = out["items"], complex.num_simplices(1)
+        count = items["y"].size(0)
+        _check_processed_tensor("x_1", items["x_1"], torch.float32, (count, edges, 1))
+        _check_processed_tensor("y", items["y"], torch.long, (count, 1), values=(0, 1))
+        per_item = "edge_orientation" in items
+        _check_processed_tensor(
+            "edge_orientation", (items if per_item else out["extra"])["edge_orientation"],
+            torch.long, (count, edges) if per_item else (edges, ), values=(-1, 1))
 
     def get(self, idx: int) -> SimplicialComplexData:
         data = super().get(idx)
