@@ -388,3 +388,33 @@ def test_checkouts_of_the_same_kernels_share_one_build(monkeypatch, tmp_path):
     assert compiled._build_directory() == directory
     assert compiled._source_copy(directory) == copy and copy.stat().st_mtime_ns == stamp
     assert sorted(p.name for p in directory.iterdir()) == ['grouped.cpp']
+
+
+@requires_kernels
+def test_the_kernels_check_the_sizes_they_index_with():
+    # Called directly (grouped_kernels() is public), operands of other sizes than
+    # the pattern's were read past their ends without an error, and attention
+    # without a source dereferenced an empty optional.
+    kernels = compiled.grouped_kernels()
+    op = pattern(6, 0.5)
+    ptr, col = op.structure()[:2]
+    nnz, f64 = op.nnz, dict(dtype=torch.float64)
+    x, value = torch.ones(6, 1, 4, **f64), torch.ones(nnz, 4, **f64)
+    one_group = value[:, :1].contiguous()
+    calls = {
+        'value groups': lambda: kernels.grouped_spmm(ptr, col, one_group, x),
+        'value rows': lambda: kernels.grouped_spmm(ptr, col, value[:3], x),
+        'transposed rows': lambda: kernels.grouped_spmm_t(ptr, col, value, x[:2], 6),
+        'sddmm features': lambda: kernels.grouped_sddmm(ptr, col, x,
+                                                        torch.ones(6, 2, 4, **f64)),
+        'score rows': lambda: kernels.attention(ptr, col, value[:3], None, None, 0.2),
+        'no source': lambda: kernels.attention(ptr, col, None, value[:6], None, 0.2),
+        'source groups': lambda: kernels.attention(ptr, col, None, value[:6],
+                                                   one_group[:6], 0.2),
+        'backward grad': lambda: kernels.attention_backward(
+            ptr, col, value, None, None, 0.2, value, value[:3]),
+    }
+    for name, call in calls.items():
+        with pytest.raises(ValueError, match="grouped kernels: "):
+            call()
+    assert kernels.grouped_spmm(ptr, col, value, x).shape == (6, 1, 4)

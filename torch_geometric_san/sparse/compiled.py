@@ -122,7 +122,8 @@ def grouped_kernels() -> Optional[ModuleType]:
     pass those of :meth:`SparseOperator.structure
     <torch_geometric_san.sparse.SparseOperator.structure>`, which checks the
     entries when it derives them (other rows can make a kernel read or write
-    outside its arrays).
+    outside its arrays), and a product's source with as many rows as the
+    operator's columns; the other sizes they check (a :class:`ValueError`).
 
     Returns:
         module or None: The extension module (its functions take the compressed

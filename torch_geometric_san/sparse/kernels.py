@@ -365,7 +365,11 @@ def segment_softmax(src: Tensor, index: Tensor, num_nodes: int) -> Tensor:
 
     Returns:
         torch.Tensor: The coefficients, shaped as :obj:`src`; every non-empty
-        row sums to one.
+        row of finite scores sums to one (a row whose scores are all
+        :math:`-\infty`, or hold NaN, gives NaN, as :func:`torch.softmax`;
+        :meth:`SparseOperator.attention
+        <torch_geometric_san.sparse.SparseOperator.attention>` replaces such
+        scores first).
     """
     num_nodes = check_int(num_nodes, 'num_nodes', minimum=0)
     if index.dtype != torch.long or index.dim() != 1 or src.dim() == 0 \

@@ -37,6 +37,14 @@ void check(const torch::Tensor& ptr, const torch::Tensor& col, const torch::Tens
               dim, "-D tensor");
 }
 
+// The sizes the kernels index with: entries of `value` against the pattern's, and
+// the rows, features and groups of the operands against each other. (Only the rows
+// of a product's source are not known here: the Python side checks them against
+// the operator's columns.)
+void check_size(bool ok, const char* what) {
+  TORCH_CHECK_VALUE(ok, "grouped kernels: ", what);
+}
+
 // body(begin, end) over the rows: in parallel where rows write apart, else at once.
 template <typename Body>
 void over_rows(int64_t rows, bool parallel, const Body& body) {
@@ -303,6 +311,8 @@ torch::Tensor grouped_spmm(torch::Tensor ptr, torch::Tensor col, torch::Tensor v
                            torch::Tensor x) {
   check(ptr, col, value, 2, "value");
   check(ptr, col, x, 3, "x");
+  check_size(value.size(0) == col.size(0) && value.size(1) == x.size(2),
+             "value must be [nnz, G] for x [cols, F, G]");
   auto out = torch::empty({ptr.size(0) - 1, x.size(1), x.size(2)}, x.options());
   return product(ptr, col, value, x, out, true, [](auto... args) { spmm_rows(args...); });
 }
@@ -311,6 +321,9 @@ torch::Tensor grouped_spmm_t(torch::Tensor ptr, torch::Tensor col, torch::Tensor
                              torch::Tensor y, int64_t cols) {
   check(ptr, col, value, 2, "value");
   check(ptr, col, y, 3, "y");
+  check_size(value.size(0) == col.size(0) && value.size(1) == y.size(2) &&
+                 y.size(0) == ptr.size(0) - 1,
+             "value must be [nnz, G] and y [rows, F, G]");
   auto out = torch::zeros({cols, y.size(1), y.size(2)}, y.options());
   return product(ptr, col, value, y, out, false, [](auto... args) { spmm_t_rows(args...); });
 }
@@ -319,6 +332,9 @@ torch::Tensor grouped_sddmm(torch::Tensor ptr, torch::Tensor col, torch::Tensor 
                             torch::Tensor b) {
   check(ptr, col, a, 3, "a");
   check(ptr, col, b, 3, "b");
+  check_size(a.size(0) == ptr.size(0) - 1 && a.size(1) == b.size(1) &&
+                 a.size(2) == b.size(2),
+             "a must be [rows, F, G] and b [cols, F, G]");
   auto out = torch::empty({col.size(0), a.size(2)}, a.options());
   return product(ptr, col, a, b, out, true, [](auto... args) { sddmm_rows(args...); });
 }
@@ -328,10 +344,15 @@ torch::Tensor attention(torch::Tensor ptr, torch::Tensor col, c10::optional<torc
                         c10::optional<torch::Tensor> target, c10::optional<torch::Tensor> source,
                         double slope) {
   const bool given = score.has_value();
+  check_size(given || (target.has_value() && source.has_value()),
+             "pass score, or target and source");
   const torch::Tensor& ref = given ? *score : *target;
   check(ptr, col, ref, 2, given ? "score" : "target");
   if (!given) check(ptr, col, *source, 2, "source");
   const int64_t rows = ptr.size(0) - 1, G = ref.size(1);
+  check_size(given ? ref.size(0) == col.size(0)
+                   : ref.size(0) == rows && source->size(1) == G,
+             "score must be [nnz, G], or target [rows, G] and source [cols, G]");
   auto alpha = torch::empty({col.size(0), G}, ref.options());
   AT_DISPATCH_FLOATING_TYPES(ref.scalar_type(), "attention", [&] {
     AT_DISPATCH_INDEX_TYPES(ptr.scalar_type(), "attention", [&] {
@@ -360,9 +381,22 @@ std::vector<torch::Tensor> attention_backward(
     c10::optional<torch::Tensor> target, c10::optional<torch::Tensor> source, double slope,
     torch::Tensor alpha, torch::Tensor grad) {
   const bool given = score.has_value();
+  check_size(given || (target.has_value() && source.has_value()),
+             "pass score, or target and source");
   check(ptr, col, alpha, 2, "alpha");
   check(ptr, col, grad, 2, "grad");
   const int64_t rows = ptr.size(0) - 1, G = alpha.size(1);
+  check_size(alpha.size(0) == col.size(0) && grad.sizes() == alpha.sizes(),
+             "alpha and grad must be [nnz, G]");
+  if (given) {
+    check(ptr, col, *score, 2, "score");
+    check_size(score->sizes() == alpha.sizes(), "score must be [nnz, G]");
+  } else {
+    check(ptr, col, *target, 2, "target");
+    check(ptr, col, *source, 2, "source");
+    check_size(target->size(0) == rows && target->size(1) == G && source->size(1) == G,
+               "target must be [rows, G] and source [cols, G]");
+  }
   std::vector<torch::Tensor> out;
   if (given) {
     out.push_back(torch::empty_like(alpha));
