@@ -583,3 +583,14 @@ def test_values_that_are_not_tensors_are_refused():
     with pytest.raises(ValueError, match="'value' must hold 2 entries of 3 groups .* "
                                          "an object of type list"):
         op.matmul_grouped([1.0, 2.0], torch.ones(2, 1, 3))
+
+
+def test_compressed_rows_are_int32_only_where_the_column_ids_fit_too():
+    # The column ids took the dtype chosen for the entry counts: an operator (or a
+    # block-diagonal expansion) with fewer than 2**31 entries but more columns
+    # would have wrapped its column ids around.
+    from torch_geometric_san.sparse.operator import _compressed
+    ptr = torch.tensor([0, 1, 1])
+    assert _compressed(ptr, 10).dtype == torch.int32
+    assert _compressed(ptr, 2**31).dtype == torch.long
+    assert _compressed(torch.tensor([0, 2**31]), 10).dtype == torch.long

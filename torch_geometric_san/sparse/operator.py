@@ -232,12 +232,12 @@ class SparseOperator(_Immutable):
         rows, cols = self.shape
         src, dst = self.index[0], self.index[1]
         _check_entries(src, dst, rows, cols)
-        ptr = _compressed(index2ptr(dst, rows))
+        ptr = _compressed(index2ptr(dst, rows), max(rows, cols))
         t_perm = torch.argsort(src * rows + dst)
         t_perm_inv = torch.empty_like(t_perm)
         t_perm_inv[t_perm] = torch.arange(t_perm.numel(), device=src.device)
         t_ptr = index2ptr(src[t_perm], cols)
-        dtype = ptr.dtype  # both hold up to nnz
+        dtype = ptr.dtype  # (fits the entries, the rows and the columns)
         return (ptr, src.to(dtype), t_ptr.to(dtype), dst[t_perm].to(dtype), t_perm,
                 t_perm_inv)
 
@@ -374,7 +374,7 @@ class SparseOperator(_Immutable):
             ptr = torch.cat([(ptr[:-1].long().unsqueeze(0) + step).view(-1),
                              ptr.new_full((1, ), groups * self.nnz).long()])
             col = (col.long().unsqueeze(0) + (offset * width).view(-1, 1)).view(-1)
-            ptr = _compressed(ptr)
+            ptr = _compressed(ptr, groups * max(rows, cols))
             return ptr, col.to(ptr.dtype)
 
         op._cache['structure'] = (*blocks(ptr, col, cols), *blocks(t_ptr, t_col, rows),
@@ -693,10 +693,11 @@ def _lanczos_largest(matrix: sp.sparray, tol: float, check: int = 5) -> float:
                        f"the largest eigenvalue of a {n} x {n} matrix in {step} steps")
 
 
-def _compressed(index: Tensor) -> Tensor:
-    # Compressed-row indices as int32 where they fit, which the CPU (MKL)
-    # sparse kernels take without a conversion on every call.
-    fits = index.numel() == 0 or int(index.max()) < 2**31 - 1
+def _compressed(index: Tensor, size: int) -> Tensor:
+    # Compressed-row indices as int32 where they and the column ids of an
+    # operator with `size` rows and columns fit, which the CPU (MKL) sparse
+    # kernels take without a conversion on every call.
+    fits = size < 2**31 - 1 and (index.numel() == 0 or int(index.max()) < 2**31 - 1)
     return index.int() if fits else index
 
 
