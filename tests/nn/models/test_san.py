@@ -498,3 +498,21 @@ def test_num_graphs_of_a_complex_or_batch_is_checked(kit):
     assert model(batch, num_graphs=2).shape == (2, 2)
     with pytest.raises(ValueError, match="'num_graphs' is 3 but the batch holds 2"):
         model(batch, num_graphs=3)
+
+
+def test_a_complex_brings_its_own_operators_and_batch_vector(kit):
+    # Beside a complex, a batch vector split it into several readout rows (or
+    # failed inside torch's scatter), and operators of another complex were
+    # silently replaced by its own.
+    data = with_signal(kit.delaunay(10))
+    other = with_signal(kit.delaunay(12))
+    model = SAN(3, 8, 1, 2, readout='sum').double()
+    n = data.num_simplices(1)
+    batch = next(iter(DataLoader([data, data], batch_size=2)))
+    for x, extra in [(data, dict(batch=torch.zeros(n, dtype=torch.long))),
+                     (data, dict(ops=other.operators(1))),
+                     (batch, dict(batch=batch.simplex_batch(1)))]:
+        with pytest.raises(TypeError, match="a complex given as 'x' supplies its "
+                           "operators and batch vector"):
+            model(x, **extra)
+    assert model(data).shape == (1, 2) and model(batch).shape == (2, 2)

@@ -50,9 +50,12 @@ class MultiOrderSAN(torch.nn.Module):
     values make these messages independent of the reference orientations, as
     suits unoriented features such as node features lifted by
     :class:`~torch_geometric_san.transforms.LiftToCliqueComplex` with
-    :obj:`lift_x=True`; for oriented signals (edge flows) they are not
-    orientation-equivariant, so use :obj:`inter_order=False` there, with the
-    equivariant option of the layers. Within an order, the attention branches
+    :obj:`lift_x=True`. The model is not meant for oriented signals (edge
+    flows): these messages are not orientation-equivariant, and neither are its
+    per-simplex head (an MLP with biases) and its readouts (sums of signed
+    features); for those use :class:`~torch_geometric_san.nn.models.SAN` with
+    :obj:`conv_kwargs=dict(orientation_equivariant=True, bias=False)`,
+    :obj:`odd_act` and :obj:`invariant_readout`. Within an order, the attention branches
     (the default) do not read the operators' signs either, but the harmonic
     filter (:obj:`J_harmonic` :math:`\geq 1` in :obj:`conv_kwargs`), the
     fixed-weight branches (:obj:`attention=None`) and the

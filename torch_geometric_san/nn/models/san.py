@@ -246,8 +246,8 @@ class SAN(torch.nn.Module):
                 lists the earlier arguments still accepted instead). Every layer
                 gets the same value, so each operator is built once per call.
             batch (torch.Tensor, optional): The complex of each simplex
-                :math:`(N)`, for the readout; read from a batch of complexes
-                when one is given. :obj:`None`: one complex.
+                :math:`(N)`, for the readout, with a tensor :obj:`x` (a batch of
+                complexes gives its own). :obj:`None`: one complex.
                 (default: :obj:`None`)
             num_graphs (int, optional): The number of complexes of the batch
                 (default: read from a batch of complexes, else
@@ -267,6 +267,12 @@ class SAN(torch.nn.Module):
             if not hasattr(data, 'operators'):
                 raise TypeError(f"expected a SimplicialComplexData, got "
                                 f"{type(data).__name__}")
+            if ops is not None or legacy_ops or legacy_named_ops or batch is not None:
+                # (they were replaced by the complex's own, or a batch vector split
+                # one complex into several readout rows)
+                raise TypeError("a complex given as 'x' supplies its operators and "
+                                "batch vector; pass 'ops' and 'batch' only with a "
+                                "tensor 'x'")
             if f'x_{k}' not in data:
                 raise ValueError(f"the complex has no signal 'x_{k}' on its "
                                  f"{k}-simplices")
