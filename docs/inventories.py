@@ -37,6 +37,9 @@ INVENTORIES: Dict[str, Tuple[str, List[Entry]]] = {
         ('torch.nn.Module.to', 'method',
          'generated/torch.nn.Module.html#torch.nn.Module.to'),
         ('torch.nn.SyncBatchNorm', 'class', ''),
+        ('torch.nn.SyncBatchNorm.convert_sync_batchnorm', 'method',
+         'generated/torch.nn.SyncBatchNorm.html'
+         '#torch.nn.SyncBatchNorm.convert_sync_batchnorm'),
         ('torch.nn.parallel.DistributedDataParallel', 'class', ''),
         ('torch.utils.data.DataLoader', 'class',
          'data.html#torch.utils.data.DataLoader'),
@@ -44,6 +47,10 @@ INVENTORIES: Dict[str, Tuple[str, List[Entry]]] = {
          'data.html#torch.utils.data.DataLoader'),
         ('torch.utils.data.distributed.DistributedSampler', 'class',
          'data.html#torch.utils.data.distributed.DistributedSampler'),
+        ('torch.utils.data.WeightedRandomSampler', 'class',
+         'data.html#torch.utils.data.WeightedRandomSampler'),
+        ('torch.utils.cpp_extension.load', 'function',
+         'cpp_extension.html#torch.utils.cpp_extension.load'),
     ]),
     'torch_geometric': ('https://pytorch-geometric.readthedocs.io/en/stable/', [
         ('torch_geometric.data.Data', 'class', ''),

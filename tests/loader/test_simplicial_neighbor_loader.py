@@ -169,11 +169,22 @@ def test_bad_input(planar, delaunay):
             SimplicialNeighborLoader(wrong, [2])
 
 
-@pytest.mark.parametrize('sampler', [
-    [0, 1, 2, 0],
-    torch.utils.data.WeightedRandomSampler(torch.ones(4), 4, replacement=True,
-                                           generator=torch.Generator().manual_seed(3)),
+@pytest.mark.parametrize('name, sampler', [
+    ('sampler', torch.utils.data.WeightedRandomSampler(torch.ones(4), 4)),
+    ('sampler', torch.utils.data.RandomSampler(range(4), replacement=True)),
+    ('batch_sampler', torch.utils.data.BatchSampler(
+        torch.utils.data.RandomSampler(range(4), replacement=True), 1, False)),
 ])
+def test_a_sampler_with_replacement_is_refused_when_the_loader_is_made(name, sampler):
+    # It was refused only when a batch happened to repeat a seed: never with
+    # batches of one, and otherwise in the middle of an epoch, by chance.
+    data = SimplicialComplexData.from_simplices(
+        [[0, 1, 2], [1, 2, 3], [2, 3, 4], [0, 2, 5]], close=True)
+    with pytest.raises(ValueError, match=f"the {name} draws with replacement"):
+        SimplicialNeighborLoader(data, [-1], order=2, **{name: sampler})
+
+
+@pytest.mark.parametrize('sampler', [[0, 1, 2, 0], [3, 3, 1, 0]])
 def test_a_seed_twice_in_a_batch_is_refused(sampler):
     # The sub-complex held the simplex twice, and MultiOrderSAN's messages to its
     # faces counted it twice (silently wrong outputs).

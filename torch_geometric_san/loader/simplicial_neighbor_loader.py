@@ -96,8 +96,10 @@ class SimplicialNeighborLoader(torch.utils.data.DataLoader):
             store them, seeds out of range or repeated, a mask of the wrong size,
             a feature ``x_j``
             or an attribute of :obj:`attrs` missing or without :math:`N_j` rows;
-            while iterating, a :obj:`sampler` that gives a seed twice in one batch
-            (with replacement). Attributes set on :obj:`data` after the loader was
+            a :obj:`sampler` (or :obj:`batch_sampler`) that draws with
+            replacement (:obj:`replacement=True`, e.g.
+            :class:`~torch.utils.data.WeightedRandomSampler`); while iterating,
+            another sampler that gives a seed twice in one batch. Attributes set on :obj:`data` after the loader was
             made follow their simplices in the next batch, as in PyG.
 
     Example:
@@ -131,6 +133,15 @@ class SimplicialNeighborLoader(torch.utils.data.DataLoader):
             if name in kwargs:
                 raise TypeError(f"SimplicialNeighborLoader sets '{name}' itself; "
                                 f"pass the seeds as input_simplices")
+        for name in ('sampler', 'batch_sampler'):
+            sampler = kwargs.get(name)
+            if getattr(sampler, 'replacement', False) or \
+                    getattr(getattr(sampler, 'sampler', None), 'replacement', False):
+                # (refused at once, not when a batch happens to repeat a seed)
+                raise ValueError(f"the {name} draws with replacement, so a batch may "
+                                 f"hold a seed twice; a sampled sub-complex holds each "
+                                 f"simplex once: use a sampler without replacement, "
+                                 f"or weight the loss instead")
         _check_one_complex(data)
         check_int(order, 'order', minimum=0, maximum=data.order)
         if f'spectrum_{order}' not in data:

@@ -49,7 +49,7 @@ class _Lifting(BaseTransform):
         if isinstance(data, Batch):  # its graphs would become one complex
             raise TypeError(f"{self.__class__.__name__} lifts one graph, not a "
                             f"{type(data).__name__}: lift each graph (e.g. as the "
-                            f"pre_transform of its dataset), then batch the complexes")
+                            f"transform of its dataset), then batch the complexes")
         if isinstance(data, SimplicialComplexData):  # e.g. as pre_transform and transform
             raise TypeError(f"{self.__class__.__name__} got a SimplicialComplexData, "
                             f"which is lifted already; to lift its graph again, pass "

@@ -27,7 +27,7 @@ class ReorderSimplices(BaseTransform):
     vertices close), and the k-simplices are sorted lexicographically by the
     ranks of their vertices. Sparse products over the Laplacians then read
     neighbouring rows of the features from nearby memory, which makes
-    :class:`~torch_geometric_san.nn.SANConv` markedly faster on large complexes
+    :class:`~torch_geometric_san.nn.conv.SANConv` markedly faster on large complexes
     whose simplices come in a scattered order (e.g. built from points in random
     order). The cost is one sparse ordering of the vertices and one sort per
     order, paid once per complex.
