@@ -84,11 +84,15 @@ def provide_raw_files(raw_dir: Path, names: Sequence[str], source: Path) -> None
     """Copies the raw files :obj:`names` from :obj:`source` into
     :obj:`raw_dir` where they are missing (the datasets then skip their
     download). Files absent from :obj:`source` are left to the dataset's
-    download, which explains where to put them when it cannot fetch them."""
+    download, which explains where to put them when it cannot fetch them. Each
+    copy is made under a temporary name and renamed, so that another process
+    never reads a file half copied."""
     raw_dir.mkdir(parents=True, exist_ok=True)
     for name in names:
         if not (raw_dir / name).exists() and (source / name).exists():
-            shutil.copyfile(source / name, raw_dir / name)
+            tmp = raw_dir / f'.{name}.{os.getpid()}.tmp'
+            shutil.copyfile(source / name, tmp)
+            os.replace(tmp, raw_dir / name)
 
 
 class EarlyStopping:

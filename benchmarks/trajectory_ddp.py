@@ -59,14 +59,18 @@ from torch_geometric_san.nn.models import SAN  # noqa: E402
 
 def open_dataset(name: str, split: str, args: argparse.Namespace):
     """The :obj:`split` of dataset :obj:`name` (default edge orientation). The ocean
-    drifters are read from (or downloaded into)
-    ``<root>/ocean_drifters/raw/dataBuoys.jld2``."""
+    drifters are read from ``<root>/ocean_drifters/raw/dataBuoys.jld2``, copied
+    there from ``--data-root`` (or ``$TGSAN_SHARED_DATA``, or ``../shared/data``)
+    where it is missing, else downloaded."""
     root = Path(args.root)
     if name == 'synthetic':
         dataset = SyntheticFlowDataset(
             str(root / 'synthetic_flow'), split=split, num_points=args.num_points,
             num_train=args.num_train or 1000, num_test=args.num_test or 200, log=False)
     else:
+        _common.provide_raw_files(root / 'ocean_drifters' / 'raw', ['dataBuoys.jld2'],
+                                  _common.shared_data_dir(args.data_root) /
+                                  'ocean_drifters')
         dataset = OceanDriftersDataset(str(root / 'ocean_drifters'), split=split,
                                        log=False)
         limit = args.num_train if split == 'train' else args.num_test
@@ -215,6 +219,9 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
                         help='seconds a collective may wait for the other processes')
     parser.add_argument('--root', default=str(_common.REPO / 'data'),
                         help='dataset root (processed files; raw files in <root>/*/raw)')
+    parser.add_argument('--data-root',
+                        help='where the raw ocean drifters file is looked up if missing '
+                        'from the root (default: $TGSAN_SHARED_DATA or ../shared/data)')
     parser.add_argument('--save', help='rank 0 saves the final state_dict here')
     return parser.parse_args(argv)
 

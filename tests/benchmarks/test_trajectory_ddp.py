@@ -234,3 +234,13 @@ def test_the_first_process_of_each_node_prepares_the_data(monkeypatch, local_ran
     assert splits == ('train', 'test')
     assert events == (['train', 'test', 'barrier'] if first else
                       ['barrier', 'train', 'test'])
+
+
+def test_the_ocean_drifters_file_is_taken_from_the_shared_data(tmp_path, shared_data):
+    # The script only downloaded it (offline: an error), where trajectory.py copies
+    # it from the shared data.
+    args = trajectory_ddp.parse_args(['--dataset', 'ocean', '--root', str(tmp_path),
+                                      '--data-root', str(shared_data)])
+    test = trajectory_ddp.open_dataset('ocean', 'test', args)
+    assert len(test) == 40
+    assert sorted(os.listdir(tmp_path / 'ocean_drifters' / 'raw')) == ['dataBuoys.jld2']
