@@ -397,3 +397,21 @@ def test_a_batch_without_the_simplices_of_an_order_is_refused_by_name():
     del complex_.simplices_1
     with pytest.raises(ValueError, match="2-simplices but no 'simplices_1' .*deleted"):
         complex_.operators(1)
+
+
+def test_a_batch_made_into_one_complex_is_refused_by_its_spectra(complexes):
+    # from_dict(batch.to_dict()) kept one spectrum row per complex; as one complex
+    # every simplex read the first row, so scaled() divided each block by the first
+    # complex's eigenvalue (SCNN's outputs several times too large), and validate()
+    # passed.
+    batch = next(iter(DataLoader(complexes[:2], batch_size=2)))
+    merged = SimplicialComplexData.from_dict(batch.to_dict())
+    with pytest.raises(ValueError, match=r"'spectrum_1' must have shape \[1, 2\].*"
+                       r"got \[2, 2\].*to_data_list"):
+        merged.operators(1)
+    with pytest.raises(ValueError, match=r"'spectrum_0' must have shape \[1, 2\]"):
+        merged.validate()
+    batch.spectrum_1 = batch.spectrum_1[:1]
+    with pytest.raises(ValueError, match=r"'spectrum_1' must have shape \[2, 2\].*each "
+                       r"complex of the batch"):
+        batch.validate()

@@ -671,10 +671,31 @@ class SimplicialComplexData(Data):
             if isinstance(self, Batch) and self.num_graphs > 1:
                 raise ValueError(_missing_spectrum(k))
             return None
+        problem = self._spectrum_problem(k)
+        if problem:
+            raise ValueError(problem)
         spectrum = self[f'spectrum_{k}']
         if spectrum.size(0) == 1:
             return spectrum.expand(self.num_simplices(k), 2)
         return spectrum[self.simplex_batch(k)]
+
+    def _spectrum_problem(self, k: int) -> Optional[str]:
+        # What is wrong with a stored spectrum_k: one row [1, 2] for a complex, one
+        # per complex for a batch (a batch turned into one complex, e.g. by
+        # from_dict(batch.to_dict()), kept its rows, and scaled() then divided
+        # every block by the eigenvalues of the first complex).
+        spectrum = self._store.get(f'spectrum_{k}')
+        batch = isinstance(self, Batch)
+        rows = self.num_graphs if batch else 1
+        if isinstance(spectrum, Tensor) and spectrum.shape == (rows, 2):
+            return None
+        shape = list(spectrum.shape) if isinstance(spectrum, Tensor) else spectrum
+        return (f"'spectrum_{k}' must have shape [{rows}, 2], the largest eigenvalues "
+                f"of the lower and upper Laplacians of "
+                f"{'each complex of the batch' if batch else 'the complex'} (got "
+                f"{shape})" + ('' if batch else "; a batch made into one complex keeps "
+                               "one row per complex: split it with to_data_list(), or "
+                               "build the complex again"))
 
     def simplex_batch(self, k: int) -> Tensor:
         r"""The vector ``[N_k]`` mapping each k-simplex to the index of its complex in
@@ -864,10 +885,13 @@ class SimplicialComplexData(Data):
                         f"{simplices[row].tolist()} in row {row})")
             elif torch.unique(simplices, dim=0).size(0) != simplices.size(0):
                 problem(f"'simplices_{k}' lists a {k}-simplex more than once")
-        if isinstance(self, Batch) and self.num_graphs > 1:
-            for k in range(order + 1):
-                if f'spectrum_{k}' not in self._store:
-                    problem(_missing_spectrum(k))
+        for k in range(order + 1):
+            if f'spectrum_{k}' in self._store:
+                message = self._spectrum_problem(k)
+                if message:
+                    problem(message)
+            elif isinstance(self, Batch) and self.num_graphs > 1:
+                problem(_missing_spectrum(k))
         for key in list(self.keys()):
             feature = _FEATURE.fullmatch(key)
             operator = _OPERATOR_INDEX.fullmatch(key)

@@ -201,6 +201,10 @@ class SparseOperator(_Immutable):
         derived = self._cache.get(key)
         if derived is not None:
             return derived
+        if self.index.device.type == 'meta':  # (torch's meta kernels fail inside)
+            raise ValueError("the operator is on 'meta', which holds no entries: the "
+                             "forms derived from them (compressed rows, scaled, "
+                             "shifted, ...) need a real device")
         return self._derive(key, make)
 
     @torch.compiler.disable

@@ -616,6 +616,14 @@ def test_invalid_inputs(kit):
     with pytest.raises(ValueError, match="'x' is on meta but the layer's parameters "
                        "are on cpu"):
         make_conv()(x.to('meta'), data.operators(1))
+    # all on 'meta' (failed inside torch's meta kernels)
+    ops = data.to('meta').operators(1)
+    with pytest.raises(ValueError, match="the layer and 'x' are on 'meta', which holds "
+                       "no data"):
+        make_conv().to('meta')(x.to('meta'), ops)
+    with pytest.raises(ValueError, match="the operator is on 'meta', which holds no "
+                       "entries"):
+        ops.hodge.shifted(0.9)
 
 
 @pytest.mark.parametrize('config', CONFIGS)

@@ -516,3 +516,22 @@ def test_a_complex_brings_its_own_operators_and_batch_vector(kit):
                            "operators and batch vector"):
             model(x, **extra)
     assert model(data).shape == (1, 2) and model(batch).shape == (2, 2)
+
+
+@pytest.mark.parametrize('cls', ['SAN', 'MultiOrderSAN'])
+def test_a_lazy_model_compiles_without_an_eager_pass(kit, cls):
+    # Materialising the weight inside Dynamo's trace failed with an internal
+    # error ("'UserDefinedObjectVariable' object has no attribute 'proxy'"); PyG's
+    # Linear(-1) and torch's lazy modules compile as they are.
+    from torch_geometric_san.nn.models import MultiOrderSAN
+    data = with_signal(kit.delaunay(10))
+    for k in (0, 2):
+        data[f'x_{k}'] = torch.randn(data.num_simplices(k), 3, dtype=torch.float64)
+    make = (lambda: SAN(-1, 8, 1, 2, readout='sum')) if cls == 'SAN' else \
+        (lambda: MultiOrderSAN(-1, 8, 1, 2))
+    torch.manual_seed(0)
+    lazy = make().double()
+    out = torch.compile(lazy, backend='eager')(data)
+    torch.manual_seed(0)
+    eager = make().double()
+    assert torch.allclose(out, eager(data))

@@ -25,6 +25,7 @@ from torch_geometric_san.utils.validation import (check_bool, check_dropout,
 ATTENTION_MODES = ("separate", "shared", None)
 
 
+@torch.compiler.disable  # (eager: Dynamo cannot trace materialising a parameter)
 def _materialize_linear(lin: Linear, in_channels: int, owner: torch.nn.Module) -> bool:
     r"""Gives a lazy :class:`torch_geometric.nn.dense.Linear` (:obj:`in_channels=-1`)
     its weight for :obj:`in_channels` inputs, in the dtype and on the device of
@@ -732,9 +733,15 @@ class SANConv(MessagePassing):
                 f"{'model' if model else 'layer'} with .to()" +
                 (" (parameters made on 'meta' need to_empty() and "
                  "reset_parameters() first)" if device.type == 'meta' else ''))
+        if device.type == 'meta':
+            raise ValueError(f"the {'model' if model else 'layer'} and 'x' are on "
+                             f"'meta', which holds no data: the sparse products need "
+                             f"real tensors ('meta' serves to build a module, then "
+                             f"to_empty() and reset_parameters() on a real device)")
         check_sparse_precision(x)
         return x.dim() == 3
 
+    @torch.compiler.disable
     def _materialize(self, in_channels: int) -> None:
         # The filter weights of a lazy layer, [rows, in_channels], initialised as
         # reset_parameters() does; a no-op once they exist.
