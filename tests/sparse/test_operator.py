@@ -438,7 +438,7 @@ def test_products_check_their_operands():
     for bad, got in ((torch.randn(4), 'a 1-D torch.float32 tensor'),
                      (torch.ones(4, 2, dtype=torch.long), 'a 2-D torch.int64 tensor'),
                      ([[1.0, 2.0]] * 4, 'list')):
-        with pytest.raises(ValueError, match=f"'x' must be a 2-D floating-point "
+        with pytest.raises(ValueError, match=f"'x' must be a dense 2-D floating-point "
                                              f"tensor .got {got}"):
             op.matmul(bad)
     for hops in (0, 2):  # (A^0 X = X gave X with the columns' count of rows)
@@ -454,7 +454,7 @@ def test_products_check_their_operands():
         op.sddmm(torch.randn(4, 2), torch.randn(4, 2))
     with pytest.raises(ValueError, match="'b' must have 4 rows"):
         op.sddmm(torch.randn(3, 2), torch.randn(3, 2))
-    with pytest.raises(ValueError, match="'x' must be a 3-D"):
+    with pytest.raises(ValueError, match="'x' must be a dense 3-D"):
         op.matmul_grouped(torch.randn(5, 2), torch.randn(4, 2))
     with pytest.raises(ValueError, match="'x' must have 4 rows"):
         op.matmul_grouped(torch.randn(5, 2), torch.randn(5, 1, 2))

@@ -562,11 +562,14 @@ class SparseOperator(_Immutable):
     def _check_operand(name: str, x: Any, dim: int, rows: int) -> None:
         # A dense operand of a product: a floating-point tensor of `dim`
         # dimensions with one row per row (or column) of the operator it meets.
-        if not isinstance(x, Tensor) or x.dim() != dim or not x.is_floating_point():
-            what = (f'a {x.dim()}-D {x.dtype} tensor' if isinstance(x, Tensor)
+        if not isinstance(x, Tensor) or x.dim() != dim or not x.is_floating_point() \
+                or x.layout != torch.strided:
+            layout = '' if not isinstance(x, Tensor) or x.layout == torch.strided \
+                else f' {x.layout}'
+            what = (f'a {x.dim()}-D {x.dtype}{layout} tensor' if isinstance(x, Tensor)
                     else type(x).__name__)
-            raise ValueError(f"'{name}' must be a {dim}-D floating-point tensor "
-                             f"(got {what})")
+            raise ValueError(f"'{name}' must be a dense {dim}-D floating-point "
+                             f"tensor (got {what})")
         if x.size(0) != rows:
             raise ValueError(f"'{name}' must have {rows} rows, one per row or column "
                              f"of the operator it meets (got {x.size(0)})")

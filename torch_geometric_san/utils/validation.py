@@ -7,7 +7,7 @@ input fails where it enters the package, never deep inside NumPy or PyTorch.
 import math
 import os
 import numbers
-from typing import Any, Optional
+from typing import Any, Optional, Tuple
 
 import numpy as np
 import torch
@@ -41,7 +41,7 @@ def check_int(value: Any, name: str, minimum: Optional[int] = None,
     return value
 
 
-def check_counts(**counts: Any) -> None:
+def check_counts(**counts: Any) -> Tuple[int, ...]:
     r"""Checks that every keyword argument is an int of at least 1 (the sizes and
     counts of a model: channels, layers, ...), with :func:`check_int`.
 
@@ -50,12 +50,15 @@ def check_counts(**counts: Any) -> None:
             ``check_counts(hidden_channels=hidden_channels)``; the messages name
             each in quotes.
 
+    Returns:
+        Tuple[int, ...]: The values as Python ints, in the order given.
+
     Raises:
         TypeError: If a value is not an integer.
         ValueError: If a value is below 1.
     """
-    for name, value in counts.items():
-        check_int(value, f"'{name}'", minimum=1)
+    return tuple(check_int(value, f"'{name}'", minimum=1)
+                 for name, value in counts.items())
 
 
 def check_in_channels(value: Any, name: str) -> int:
@@ -190,7 +193,9 @@ def check_float_dtype(dtype: Any, name: str = "dtype") -> torch.dtype:
 
 
 def check_float_tensor(value: Any, name: str) -> torch.Tensor:
-    r"""Checks that :obj:`value` is a floating-point :class:`torch.Tensor`.
+    r"""Checks that :obj:`value` is a dense floating-point :class:`torch.Tensor`
+    (a signal of the layers: torch's sparse layouts lack the operations they
+    run).
 
     Args:
         value (Any): The argument.
@@ -200,11 +205,14 @@ def check_float_tensor(value: Any, name: str) -> torch.Tensor:
         torch.Tensor: :obj:`value`.
 
     Raises:
-        TypeError: If it is not a floating-point tensor.
+        TypeError: If it is not a floating-point tensor, or not a dense one.
     """
     if not isinstance(value, torch.Tensor) or not value.is_floating_point():
         got = value.dtype if isinstance(value, torch.Tensor) else type(value).__name__
         raise TypeError(f"'{name}' must be a floating-point tensor (got {got})")
+    if value.layout != torch.strided:
+        raise TypeError(f"'{name}' must be a dense tensor (got a {value.layout} one: "
+                        f"convert it with to_dense())")
     return value
 
 
@@ -256,8 +264,8 @@ def check_batch(batch: Any, num_items: int, num_graphs: Any) -> Optional[int]:
         int, optional: :obj:`num_graphs`.
 
     Raises:
-        TypeError: If :obj:`batch` is not an integer tensor or :obj:`num_graphs`
-            not an int.
+        TypeError: If :obj:`batch` is not a :obj:`torch.long` or
+            :obj:`torch.int32` tensor or :obj:`num_graphs` not an int.
         ValueError: If :obj:`batch` has another length or negative ids, or
             :obj:`num_graphs` does not exceed its largest id (or is above 1
             without :obj:`batch`).
@@ -269,10 +277,12 @@ def check_batch(batch: Any, num_items: int, num_graphs: Any) -> Optional[int]:
             raise ValueError(f"'num_graphs' is {num_graphs} but no 'batch' vector is "
                              f"given: without one, the simplices are one complex")
         return num_graphs
-    if not isinstance(batch, torch.Tensor) or batch.is_floating_point() or \
-            batch.is_complex() or batch.dtype == torch.bool:
+    if not isinstance(batch, torch.Tensor) or batch.dtype not in (torch.long,
+                                                                   torch.int32):
+        # (the readouts' scatter takes these two; int16 or uint8 failed inside it)
         got = batch.dtype if isinstance(batch, torch.Tensor) else type(batch).__name__
-        raise TypeError(f"'batch' must be an integer tensor (got {got})")
+        raise TypeError(f"'batch' must be a torch.long (or torch.int32) tensor "
+                        f"(got {got})")
     if batch.shape != (num_items, ):
         raise ValueError(f"'batch' must have shape [{num_items}], one complex id per "
                          f"simplex (got {list(batch.shape)})")

@@ -869,3 +869,20 @@ def test_the_output_is_contiguous(kernels, config, monkeypatch):
         out = conv(x, data.operators(1))
         assert out.is_contiguous()
         out.view(-1)
+
+
+def test_sparse_signals_and_filter_taps_of_another_dtype_are_refused():
+    # A sparse x passed the checks and failed inside torch (reshape of a sparse
+    # tensor); filter_taps took a float64 x on a float32 layer into F.linear.
+    data = SimplicialComplexData.from_simplices([[0, 1, 2], [1, 2, 3]], close=True)
+    conv = SANConv(3, 4)
+    x = torch.randn(data.num_simplices(1), 3)
+    with pytest.raises(TypeError, match="'x' must be a dense tensor .*to_dense"):
+        conv(x.to_sparse(), data.operators(1))
+    with pytest.raises(TypeError, match="'x' must be a dense tensor"):
+        conv.filter_taps(x.to_sparse())
+    with pytest.raises(TypeError, match="'x' is torch.float64 but the layer's "
+                       "parameters are torch.float32"):
+        conv.filter_taps(x.double())
+    with pytest.raises(ValueError, match="'x' must be a dense 2-D floating-point"):
+        data.operators(1).up.matmul(x.to_sparse())

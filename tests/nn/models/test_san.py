@@ -285,7 +285,10 @@ def test_invalid_arguments(kit):
     (lambda n: dict(batch=torch.zeros(3, dtype=torch.long)), ValueError,
      r"'batch' must have shape \[\d+\], one complex id per simplex \(got \[3\]\)"),
     (lambda n: dict(batch=torch.zeros(n)), TypeError,
-     r"'batch' must be an integer tensor \(got torch.float32\)"),
+     r"'batch' must be a torch.long \(or torch.int32\) tensor \(got torch.float32\)"),
+    # (failed inside the readout's scatter)
+    (lambda n: dict(batch=torch.zeros(n, dtype=torch.int16)), TypeError,
+     r"'batch' must be a torch.long .*\(got torch.int16\)"),
     (lambda n: dict(batch=torch.full((n, ), -1)), ValueError, "negative complex id"),
     (lambda n: dict(num_graphs=0), ValueError, "num_graphs must be at least 1, got 0"),
     (lambda n: dict(batch=torch.arange(n), num_graphs=5), ValueError,
@@ -535,3 +538,23 @@ def test_a_lazy_model_compiles_without_an_eager_pass(kit, cls):
     torch.manual_seed(0)
     eager = make().double()
     assert torch.allclose(out, eager(data))
+
+
+@pytest.mark.parametrize('cls', ['SAN', 'MultiOrderSAN'])
+def test_numpy_numbers_and_integer_dropout_are_taken(kit, cls):
+    # dropout=0 (an int) or a NumPy float went to PyG's MLP, which took it for a
+    # list of rates (TypeError inside PyG); NumPy ints as sizes failed in torch's
+    # split. The checked Python values are kept instead.
+    import numpy as np
+    from torch_geometric_san.nn.models import MultiOrderSAN
+    data = with_signal(kit.delaunay(10))
+    for k in (0, 2):
+        data[f'x_{k}'] = torch.randn(data.num_simplices(k), 3, dtype=torch.float64)
+    make = SAN if cls == 'SAN' else MultiOrderSAN
+    for dropout in (0, np.float32(0.25)):
+        model = make(3, np.int64(8), np.int64(1), np.int64(2), readout='sum',
+                     dropout=dropout).double()
+        assert model(data).shape == (1, 2)
+        assert type(model.dropout) is float and type(model.hidden_channels) is int
+    conv = SANConv(3, np.int64(4), heads=np.int64(2)).double()
+    assert conv(data.x_1, data.operators(1)).shape == (data.num_simplices(1), 8)

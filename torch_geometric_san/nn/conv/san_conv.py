@@ -291,23 +291,25 @@ class SANConv(MessagePassing):
                             f"MessagePassing's arguments (aggr, flow, node_dim, ...) "
                             f"would have no effect")
         super().__init__(aggr='add', node_dim=-2)
-        check_in_channels(in_channels, "in_channels")
-        for name, value, low in (("out_channels", out_channels, 1), ("heads", heads, 1),
-                                 ("J_up", J_up, 0), ("J_down", J_down, 0)):
-            check_int(value, name, minimum=low)
+        # (the checked values are kept: Python ints and floats, where NumPy's
+        # failed in torch's split later)
+        in_channels = check_in_channels(in_channels, "in_channels")
+        out_channels, heads, J_up, J_down = (
+            check_int(value, name, minimum=low) for name, value, low in (
+                ("out_channels", out_channels, 1), ("heads", heads, 1),
+                ("J_up", J_up, 0), ("J_down", J_down, 0)))
         if J_harmonic is not None:
-            check_int(J_harmonic, "J_harmonic (None or an int)", minimum=0)
-        for name, value in (("eps", eps), ("gain", gain)):
-            check_real(value, name)
-        check_slope(negative_slope)
-        check_dropout(dropout, "'dropout'")
+            J_harmonic = check_int(J_harmonic, "J_harmonic (None or an int)", minimum=0)
+        eps, gain = check_real(eps, "eps"), check_real(gain, "gain")
+        negative_slope = check_slope(negative_slope)
+        dropout = check_dropout(dropout, "'dropout'")
         for name, value in (("concat", concat), ("add_self_loops", add_self_loops),
                             ("bias", bias), ("shared_weights", shared_weights),
                             ("orientation_equivariant", orientation_equivariant),
                             ("normalize", normalize)):
             check_bool(value, name)
         if ensemble is not None:
-            check_int(ensemble, "ensemble (None or an int)", minimum=1)
+            ensemble = check_int(ensemble, "ensemble (None or an int)", minimum=1)
             if in_channels == -1:
                 raise ValueError("an ensemble needs its 'in_channels' (its weights "
                                  "are [E, rows, in_channels]); -1 (lazy "
@@ -685,6 +687,7 @@ class SANConv(MessagePassing):
             raise ValueError(f"'x' must have shape [..., N, "
                              f"{'F] with F >= 1' if size == -1 else f'{size}]'} "
                              f"(got {list(x.shape)})")
+        check_same_dtype(x, self.lin.weight.dtype, 'x', 'layer', 'conv')
         return {branch: self._taps(x, branch) for branch in
                 ('up', 'down', 'harmonic') if branch in self._blocks or
                 (branch == 'down' and self.shared_weights)}

@@ -207,17 +207,21 @@ class MultiOrderSAN(torch.nn.Module):
         readout_input: bool = False,
     ):
         super().__init__()
-        check_int(max_order, "'max_order' (use SAN for one order)", minimum=1)
-        check_counts(hidden_channels=hidden_channels, num_layers=num_layers,
-                     out_channels=out_channels, readout_layers=readout_layers)
+        # (the checked values are kept: NumPy's ints and floats failed inside
+        # torch and PyG's MLP later)
+        max_order = check_int(max_order, "'max_order' (use SAN for one order)",
+                              minimum=1)
+        hidden_channels, num_layers, out_channels, readout_layers = check_counts(
+            hidden_channels=hidden_channels, num_layers=num_layers,
+            out_channels=out_channels, readout_layers=readout_layers)
         check_bool(inter_order, "'inter_order'")
-        check_dropout(dropout, "'dropout'")
+        dropout = check_dropout(dropout, "'dropout'")
         self.in_channels = self._per_order(in_channels, max_order)
         if readout is None:
             if order is None:
                 raise ValueError("a per-simplex output (readout=None) needs the "
                                  "'order' of its simplices")
-            check_int(order, "'order'", minimum=0, maximum=max_order)
+            order = check_int(order, "'order'", minimum=0, maximum=max_order)
         elif not isinstance(readout, str) or readout not in READOUTS:
             raise ValueError(f"'readout' must be None or one of {sorted(READOUTS)} "
                              f"(got {readout!r})")

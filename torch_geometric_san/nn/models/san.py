@@ -167,9 +167,12 @@ class SAN(torch.nn.Module):
     ):
         super().__init__()
         check_in_channels(in_channels, "'in_channels'")
-        check_counts(hidden_channels=hidden_channels, num_layers=num_layers,
-                     out_channels=out_channels, readout_layers=readout_layers)
-        check_int(order, "'order'", minimum=0)
+        # (the checked values are kept: NumPy's ints and floats failed inside
+        # torch and PyG's MLP later)
+        hidden_channels, num_layers, out_channels, readout_layers = check_counts(
+            hidden_channels=hidden_channels, num_layers=num_layers,
+            out_channels=out_channels, readout_layers=readout_layers)
+        order = check_int(order, "'order'", minimum=0)
         if readout is not None and readout not in tuple(READOUTS) + ('flatten', ):
             raise ValueError(f"'readout' must be None, 'flatten' or one of "
                              f"{sorted(READOUTS)} (got {readout!r})")
@@ -178,7 +181,7 @@ class SAN(torch.nn.Module):
                 raise ValueError("the flatten readout needs 'num_simplices', the "
                                  "positive number of simplices of each complex")
             num_simplices = check_int(num_simplices, "'num_simplices'", minimum=1)
-        check_dropout(dropout, "'dropout'")
+        dropout = check_dropout(dropout, "'dropout'")
         check_bool(invariant_readout, 'invariant_readout')
         check_bool(odd_act, 'odd_act')
         if invariant_readout and readout is None:
