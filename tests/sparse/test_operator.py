@@ -594,3 +594,18 @@ def test_compressed_rows_are_int32_only_where_the_column_ids_fit_too():
     assert _compressed(ptr, 10).dtype == torch.int32
     assert _compressed(ptr, 2**31).dtype == torch.long
     assert _compressed(torch.tensor([0, 2**31]), 10).dtype == torch.long
+
+
+def test_largest_eigenvalue_refuses_what_its_solvers_do_not_take():
+    # A Hermitian complex matrix gave 1.0 for 2.0 (imaginary parts dropped), a
+    # nilpotent one 5.0 for 0 (one triangle read), a string dtype was taken.
+    import scipy.sparse as sp
+    from torch_geometric_san.sparse import largest_eigenvalue
+    with pytest.raises(TypeError, match="expected a real matrix, got complex128"):
+        largest_eigenvalue(sp.csr_array(np.array([[1, 1j], [-1j, 1]])))
+    with pytest.raises(ValueError, match="not symmetric"):
+        largest_eigenvalue(sp.csr_array(np.array([[0.0, 0.0], [5.0, 0.0]])))
+    with pytest.raises(TypeError, match="'dtype'"):
+        largest_eigenvalue(sp.csr_array(np.eye(2)), 'float64')
+    assert largest_eigenvalue(sp.csr_array(np.array([[2.0, -1.0], [-1.0, 2.0]]))) == \
+        pytest.approx(3.0)

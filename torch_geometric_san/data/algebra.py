@@ -36,7 +36,7 @@ import torch
 
 # The eigenvalue solver lives with the sparse operators (which scale by it too).
 from torch_geometric_san.sparse.operator import (  # noqa: F401 (re-exported)
-    DENSE_EIGEN_LIMIT, EIGEN_TOL, largest_eigenvalue)
+    DENSE_EIGEN_LIMIT, EIGEN_TOL, _largest_eigenvalue, largest_eigenvalue)
 
 _INT64_MAX = int(np.iinfo(np.int64).max)
 
@@ -484,8 +484,8 @@ def hodge_laplacians(boundaries: Sequence[sp.csc_array], num_nodes: int,
             columns = boundaries[k]
             rows = columns.tocsr()  # CSR @ CSR products need no further conversion
             up, next_down = _sorted(rows @ columns.T), _sorted(columns.T @ rows)
-            s_up = largest_eigenvalue(up if _up_gram_is_smaller(columns) else next_down,
-                                      dtype)
+            s_up = _largest_eigenvalue(
+                up if _up_gram_is_smaller(columns) else next_down, dtype)
         else:
             up, next_down, s_up = _zero(down.shape[0]), None, 0.0
         if up.nnz == 0:
@@ -527,7 +527,7 @@ def boundary_eigenvalues(boundaries: Sequence[sp.csc_array],
             gram = _sorted(rows @ columns.T)
         else:
             gram = _sorted(columns.T @ rows)
-        out.append(largest_eigenvalue(gram, dtype) if columns.nnz else 0.0)
+        out.append(_largest_eigenvalue(gram, dtype) if columns.nnz else 0.0)
         del rows, gram
     return out
 

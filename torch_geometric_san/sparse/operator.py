@@ -14,8 +14,9 @@ from torch_geometric.utils import is_torch_sparse_tensor, to_edge_index
 from torch_geometric.utils.sparse import index2ptr
 
 from torch_geometric_san.sparse.compiled import available_for
-from torch_geometric_san.utils.validation import (check_bool, check_int, check_real,
-                                                  check_slope, check_sparse_precision)
+from torch_geometric_san.utils.validation import (check_bool, check_float_dtype,
+                                                  check_int, check_real, check_slope,
+                                                  check_sparse_precision)
 from torch_geometric_san.sparse.kernels import (_attention, _attention_composite,
                                                _grouped_matmul, _grouped_sddmm, _sddmm,
                                                _spmm, _spmm_power)
@@ -352,7 +353,7 @@ class SparseOperator(_Immutable):
                                    (self.index[1].cpu().numpy(),
                                     self.index[0].cpu().numpy())), shape=(n, n))
             _check_symmetric(matrix, weight.dtype)
-            lam = torch.tensor(largest_eigenvalue(matrix, weight.dtype),
+            lam = torch.tensor(_largest_eigenvalue(matrix, weight.dtype),
                                dtype=weight.dtype, device=weight.device)
         return SparseOperator(self.index, weight / torch.where(lam > 0, lam, 1.0), n)
 
@@ -623,6 +624,12 @@ def largest_eigenvalue(matrix: sp.sparray, dtype: torch.dtype = torch.float32) -
 
     Returns:
         float: :math:`\lambda_{\max}`, or ``0.0`` for a matrix without non-zeros.
+
+    Raises:
+        TypeError: If :obj:`matrix` is not a real SciPy sparse matrix, or
+            :obj:`dtype` not a floating :class:`torch.dtype`.
+        ValueError: If :obj:`matrix` is not square, not symmetric, or has NaN or
+            infinite entries.
     """
     if not sp.issparse(matrix) or matrix.ndim != 2:
         raise TypeError(f"expected a SciPy sparse matrix, got "
@@ -631,8 +638,20 @@ def largest_eigenvalue(matrix: sp.sparray, dtype: torch.dtype = torch.float32) -
         matrix = matrix.tocsr()
     if matrix.shape[0] != matrix.shape[1]:
         raise ValueError(f"expected a square matrix, got shape {matrix.shape}")
+    if not np.issubdtype(matrix.dtype, np.floating) and \
+            not np.issubdtype(matrix.dtype, np.integer):
+        raise TypeError(f"expected a real matrix, got {matrix.dtype}")
     if not np.isfinite(matrix.data).all():
         raise ValueError("the matrix has NaN or infinite entries")
+    check_float_dtype(dtype, "'dtype'")
+    _check_symmetric(matrix, dtype)
+    return _largest_eigenvalue(matrix, dtype)
+
+
+def _largest_eigenvalue(matrix: sp.sparray, dtype: torch.dtype) -> float:
+    # largest_eigenvalue of a matrix known to suit it (the Gram matrices of a
+    # complex, a checked operator): the checks of a user's matrix cost a
+    # transposed copy, as much as several Lanczos products.
     if matrix.nnz == 0:
         return 0.0
     # The solvers' BLAS calls are too small to gain from threads, and on a busy machine
