@@ -154,3 +154,24 @@ def test_samples_of_a_seed_do_not_depend_on_the_threads(delaunay):
         torch.set_num_threads(threads)
     for n_id, sizes in samples[1:]:
         assert sizes == samples[0][1] and torch.equal(n_id, samples[0][0])
+
+
+def test_the_adjacency_methods_check_their_arguments():
+    # local_ids read a negative id as the last simplex's position, restrict cut the
+    # Hodge weights to integers for an integer dtype, and out-of-range ids failed
+    # inside torch.
+    data = SimplicialComplexData.from_simplices([[0, 1, 2], [1, 2, 3]], close=True)
+    adjacency = SimplicialAdjacency(data, 1)
+    ids = torch.tensor([0, 2, 4])
+    assert adjacency.local_ids(ids, torch.tensor([4, 1])).tolist() == [2, -1]
+    with pytest.raises(ValueError, match="'ids' holds ids outside"):
+        adjacency.local_ids(torch.tensor([-1]), torch.tensor([4]))
+    with pytest.raises(ValueError, match="'queries' holds ids outside"):
+        adjacency.local_ids(ids, torch.tensor([5]))
+    with pytest.raises(TypeError, match="'queries' must be an integer tensor"):
+        adjacency.local_ids(ids, torch.tensor([1.0]))
+    with pytest.raises(TypeError, match="'dtype'"):
+        adjacency.restrict(ids, torch.int64)
+    with pytest.raises(ValueError, match="'ids' .*repeat|'ids' .*twice|'ids' .*distinct"):
+        adjacency.restrict(torch.tensor([1, 1]), torch.float32)
+    assert set(adjacency.restrict(ids, torch.float64)) >= {'down', 'up'}

@@ -12,7 +12,8 @@ from torch_geometric_san.data import SimplicialComplexData
 from torch_geometric_san.data.simplicial_complex_data import _COMPUTED, _check_complex_arg
 from torch_geometric_san.data.attributes import (GRAPH_EDGES, _select_attr_rows,
                                                  simplex_attr_orders)
-from torch_geometric_san.utils.validation import (check_edge_index, check_int,
+from torch_geometric_san.utils.validation import (check_edge_index,
+                                                  check_float_dtype, check_int,
                                                   check_simplex_ids)
 
 __all__ = ["SimplicialAdjacency", "simplicial_subcomplex", "edge_rows"]
@@ -116,7 +117,26 @@ class SimplicialAdjacency:
 
         Returns:
             torch.Tensor: The local ids, shaped as :obj:`queries`.
+
+        Raises:
+            TypeError: If :obj:`ids` or :obj:`queries` are not integer tensors.
+            ValueError: If ids are out of range, or :obj:`ids` repeats one.
         """
+        n = self.num_simplices
+        ids = check_simplex_ids(ids, n, self.order, "'ids'")
+        if not isinstance(queries, Tensor) or queries.is_floating_point() or \
+                queries.is_complex() or queries.dtype == torch.bool:
+            got = queries.dtype if isinstance(queries, Tensor) else \
+                type(queries).__name__
+            raise TypeError(f"'queries' must be an integer tensor of ids of "
+                            f"{self.order}-simplices (got {got})")
+        queries = queries.long()
+        if queries.numel() and (int(queries.min()) < 0 or int(queries.max()) >= n):
+            raise ValueError(f"'queries' holds ids outside [0, {n})")
+        return self._local_ids(ids, queries)
+
+    def _local_ids(self, ids: Tensor, queries: Tensor) -> Tensor:
+        # local_ids of checked ids (the sampler's own, on every batch)
         local = self._local
         local[ids] = torch.arange(ids.numel())
         try:
@@ -139,11 +159,23 @@ class SimplicialAdjacency:
             ``'hodge'`` where it has ``spectrum_j``), in local ids, sorted by target,
             then source, without zeros; the Hodge Laplacian normalised with the full
             complex's :math:`\lambda_{\max}`.
+
+        Raises:
+            TypeError: If :obj:`ids` is not an integer tensor, or :obj:`dtype` not
+                a floating :class:`torch.dtype`.
+            ValueError: If ids are out of range or repeated.
         """
+        return self._restrict(check_simplex_ids(ids, self.num_simplices, self.order,
+                                                "'ids'"),
+                              check_float_dtype(dtype, "'dtype'"))
+
+    def _restrict(self, ids: Tensor, dtype: torch.dtype
+                  ) -> Dict[str, Tuple[Tensor, Tensor]]:
+        # restrict of checked ids (the sampler's own, on every batch)
         m = ids.numel()
         pos, count = _row_positions(self.indptr, ids)
         total = pos.numel()
-        cols = self.local_ids(ids, self.indices.index_select(0, pos))
+        cols = self._local_ids(ids, self.indices.index_select(0, pos))
         keep = (cols >= 0).nonzero().view(-1)
         diagonal = torch.arange(m)
         rows = torch.cat([torch.repeat_interleave(diagonal, count, output_size=total)
@@ -327,9 +359,9 @@ def _subcomplex(data: SimplicialComplexData, order: int, n_id: Tensor,
         # the columns out of the kept vertices whose targets are kept, ascending
         ptr, perm = graph_rows
         pos = perm.index_select(0, _row_positions(ptr, ids[0])[0])
-        kept = adjacency[0].local_ids(ids[0], edge_index[1].index_select(0, pos))
+        kept = adjacency[0]._local_ids(ids[0], edge_index[1].index_select(0, pos))
         kept = pos.index_select(0, (kept >= 0).nonzero().view(-1)).sort().values
-        out.edge_index = adjacency[0].local_ids(ids[0], edge_index.index_select(1, kept))
+        out.edge_index = adjacency[0]._local_ids(ids[0], edge_index.index_select(1, kept))
         rows[GRAPH_EDGES] = kept
     for key, value in data._store.items():
         match = _COMPUTED.fullmatch(key)  # built per order; spectra of orders <= k kept
@@ -342,17 +374,17 @@ def _subcomplex(data: SimplicialComplexData, order: int, n_id: Tensor,
     dtype = data._weight_dtype()
     for j in range(order + 1):
         if j > 0:
-            out[f'simplices_{j}'] = adjacency[0].local_ids(
+            out[f'simplices_{j}'] = adjacency[0]._local_ids(
                 ids[0], data[f'simplices_{j}'].index_select(0, ids[j]))
             index, weight = data.boundary(j)
             faces = index[0].view(-1, j + 1).index_select(0, ids[j])
             simplex = torch.arange(ids[j].numel())
             out[f'boundary_index_{j}'] = torch.stack([
-                adjacency[j - 1].local_ids(ids[j - 1], faces).view(-1),
+                adjacency[j - 1]._local_ids(ids[j - 1], faces).view(-1),
                 simplex.repeat_interleave(j + 1)])
             out[f'boundary_weight_{j}'] = weight.view(-1, j + 1).index_select(
                 0, ids[j]).view(-1)
-        for name, (index, weight) in adjacency[j].restrict(ids[j], dtype).items():
+        for name, (index, weight) in adjacency[j]._restrict(ids[j], dtype).items():
             out[f'{name}_index_{j}'], out[f'{name}_weight_{j}'] = index, weight
     out.n_id = n_id
     for j in range(order):
