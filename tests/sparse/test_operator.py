@@ -138,6 +138,14 @@ def test_segment_softmax_refuses_a_mismatched_index(index):
         segment_softmax(torch.randn(3), index, 2)
 
 
+def test_segment_softmax_refuses_what_is_not_a_tensor():
+    # (an AttributeError inside the check of the index)
+    with pytest.raises(TypeError, match="'src' must be a tensor, not list"):
+        segment_softmax([1.0, 2.0], torch.tensor([0, 0]), 1)
+    with pytest.raises(TypeError, match="'index' must be a tensor, not list"):
+        segment_softmax(torch.ones(2), [0, 0], 1)
+
+
 def test_segment_softmax_refuses_integer_scores():
     # They failed in torch's division ("result type Float can't be cast to Long").
     with pytest.raises(TypeError, match="floating-point scores src, got torch.int64"):

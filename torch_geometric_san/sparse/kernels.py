@@ -372,6 +372,9 @@ def segment_softmax(src: Tensor, index: Tensor, num_nodes: int) -> Tensor:
         scores first).
     """
     num_nodes = check_int(num_nodes, 'num_nodes', minimum=0)
+    for name, value in (('src', src), ('index', index)):
+        if not isinstance(value, Tensor):  # (an AttributeError below otherwise)
+            raise TypeError(f"'{name}' must be a tensor, not {type(value).__name__}")
     if index.dtype != torch.long or index.dim() != 1 or src.dim() == 0 \
             or index.numel() != src.size(0):
         raise ValueError(f"expected a torch.long index [nnz] with one row per "
