@@ -421,7 +421,9 @@ def test_rectangular_operator_and_its_transpose():
     dense = op.to_dense()
     assert dense.shape == (3, 4)
     t = op.t()
-    assert t.shape == (4, 3) and t.t() is op and op.t() is t  # derived once
+    assert t.shape == (4, 3) and op.t() is t  # derived once
+    # (the transpose keeps no link back to op: the pair would be a reference cycle)
+    assert torch.equal(t.t().to_dense(), dense) and t.t() is t.t()
     assert torch.equal(t.to_dense(), dense.t())
     x = torch.randn(4, 2, dtype=torch.float64, requires_grad=True)
     assert torch.allclose(op.matmul(x), dense @ x)
@@ -617,3 +619,35 @@ def test_largest_eigenvalue_refuses_what_its_solvers_do_not_take():
         largest_eigenvalue(sp.csr_array(np.eye(2)), 'float64')
     assert largest_eigenvalue(sp.csr_array(np.array([[2.0, -1.0], [-1.0, 2.0]]))) == \
         pytest.approx(3.0)
+
+
+def test_a_transposed_operator_is_freed_without_the_cycle_collector():
+    # The operator and its transpose kept each other: only Python's cycle
+    # collector freed them, and MultiOrderSAN left each step's incidence
+    # operators (megabytes on large complexes) waiting for a full collection.
+    import gc
+    import weakref
+    op = SparseOperator.from_index(torch.tensor([[0, 1, 2], [1, 2, 0]]),
+                                   torch.ones(3), 3)
+    transposed = op.t()
+    assert op.t() is transposed and torch.equal(transposed.t().to_dense(), op.to_dense())
+    alive = weakref.ref(op)
+    gc.disable()
+    try:
+        del op, transposed
+        assert alive() is None
+    finally:
+        gc.enable()
+
+
+def test_one_block_expansion_is_kept():
+    # Each number of groups seen kept its block-diagonal copy (groups x the
+    # pattern) for as long as the operator lived: B = 1, 2, 4, 8 signals of two
+    # heads kept 2 + 4 + ... + 16 copies.
+    op = SparseOperator.from_index(torch.tensor([[0, 1, 2], [1, 2, 0]]),
+                                   torch.ones(3), 3)
+    for groups in (2, 4, 8, 4):
+        block = op.expand(groups)
+        assert block.nnz == 3 * groups and op.expand(groups) is block
+        assert [k for k in op._cache if isinstance(k, tuple) and k[0] == 'expand'] == [
+            ('expand', groups)]

@@ -270,10 +270,11 @@ class SparseOperator(_Immutable):
             # (a square block-diagonal operator's transpose has its blocks'
             # eigenvalues; scaled() on it divided each block by the largest)
             square = self.shape[0] == self.shape[1]
-            out = SparseOperator(self.index[:, perm].flip(0), weight, self.shape[::-1],
-                                 self.eigenvalue if square else None)
-            out._cache['t'] = self
-            return out
+            # (no link back to this operator: the pair would be a reference
+            # cycle, which only Python's cycle collector frees, with the forms
+            # both keep)
+            return SparseOperator(self.index[:, perm].flip(0), weight, self.shape[::-1],
+                                  self.eigenvalue if square else None)
         return self._derived('t', make)
 
     def neighbourhood(self, self_loops: bool) -> 'SparseOperator':
@@ -364,7 +365,12 @@ class SparseOperator(_Immutable):
         check_int(groups, "'groups'", minimum=0)
         if groups == 1:
             return self
-        return self._derived(('expand', groups), lambda: self._expand(groups))
+        key = ('expand', groups)
+        if key not in self._cache:  # one expansion kept: each is groups x as large
+            for other in [k for k in self._cache if isinstance(k, tuple)
+                          and k[0] == 'expand']:
+                del self._cache[other]
+        return self._derived(key, lambda: self._expand(groups))
 
     def _expand(self, groups: int) -> 'SparseOperator':
         rows, cols = self.shape
