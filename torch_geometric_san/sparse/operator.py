@@ -353,8 +353,7 @@ class SparseOperator(_Immutable):
             matrix = sp.csr_array((weight.detach().double().cpu().numpy(),
                                    (self.index[1].cpu().numpy(),
                                     self.index[0].cpu().numpy())), shape=(n, n))
-            _check_symmetric(matrix, weight.dtype)
-            lam = torch.tensor(_largest_eigenvalue(matrix, weight.dtype),
+            lam = torch.tensor(largest_eigenvalue(matrix, weight.dtype),
                                dtype=weight.dtype, device=weight.device)
         return SparseOperator(self.index, weight / torch.where(lam > 0, lam, 1.0), n)
 
@@ -655,9 +654,9 @@ def largest_eigenvalue(matrix: sp.sparray, dtype: torch.dtype = torch.float32) -
 
 
 def _largest_eigenvalue(matrix: sp.sparray, dtype: torch.dtype) -> float:
-    # largest_eigenvalue of a matrix known to suit it (the Gram matrices of a
-    # complex, a checked operator): the checks of a user's matrix cost a
-    # transposed copy, as much as several Lanczos products.
+    # largest_eigenvalue of a matrix known to suit it (the Gram matrices a
+    # complex is built from): the checks of a user's matrix cost a transposed
+    # copy, as much as several Lanczos products.
     if matrix.nnz == 0:
         return 0.0
     # The solvers' BLAS calls are too small to gain from threads, and on a busy machine
@@ -674,15 +673,15 @@ def _largest_eigenvalue(matrix: sp.sparray, dtype: torch.dtype) -> float:
 
 
 def _check_symmetric(matrix: sp.sparray, dtype: torch.dtype) -> None:
-    # What largest_eigenvalue assumes of an operator given by a user (one that a
+    # What the eigenvalue solvers assume of a matrix given by a user (one that a
     # complex builds is a Laplacian): entries equal to their transposes' up to
     # the rounding of dtype.
     gap = abs(matrix - matrix.T)
     if gap.nnz and gap.max() > 8 * torch.finfo(dtype).eps * abs(matrix).max():
-        raise ValueError("the spectral normalisation (scaled()) needs a symmetric "
-                         "positive semi-definite operator, such as a Laplacian, "
-                         "whose largest eigenvalue it divides by; this operator is "
-                         "not symmetric")
+        raise ValueError("the largest eigenvalue (and the spectral normalisation, "
+                         "scaled(), which divides by it) needs a symmetric positive "
+                         "semi-definite matrix, such as a Laplacian; this one is not "
+                         "symmetric")
 
 
 def _longest_row(matrix: sp.sparray) -> int:
