@@ -28,6 +28,11 @@ neighbours of two hops (exact). Measured:
   held-out error checked every ``--eval-every`` steps: the training time
   (evaluations excluded) of each to the full-batch model's best held-out error,
   the loader's at most ``--max-seconds``;
+* hubs (``--hub-points``): the collation time of a batch of 1,024 vertex seeds
+  (order 0, fan-out ``--fanout``) on the Delaunay complex of that many points
+  with one more vertex joined by an edge to every other one (a hub of that
+  degree) among the seeds, against a batch of the same complex without the hub
+  among them, median of ``--repeats`` batches: what the hub adds to a batch;
 * exactness on real data: on the citation complex (``CitationComplexDataset``,
   order 1, float64), the largest difference between the seeds' outputs of sampled
   batches with all neighbours of two hops and the full-batch outputs of the same
@@ -348,6 +353,47 @@ def time_to_accuracy(data: SimplicialComplexData, num_neighbors: List[int],
                 zero_mse=float(data.y[test].pow(2).mean()))
 
 
+def hub_complex(num_points: int) -> SimplicialComplexData:
+    """The Delaunay complex of :obj:`num_points` random points, without its
+    Laplacians, with vertex :obj:`num_points` joined by an edge to every other one."""
+    points = np.random.default_rng(0).random((num_points, 2))
+    triangles = np.sort(scipy.spatial.Delaunay(points).simplices, axis=1)
+    spokes = np.stack([np.arange(num_points), np.full(num_points, num_points)], 1)
+    return SimplicialComplexData.from_simplices([triangles, spokes], close=True,
+                                                laplacians=False)
+
+
+def hub_cost(hub_points: Sequence[int], num_neighbors: List[int],
+             repeats: int) -> List[Dict]:
+    """Median collation time of batches of 1,024 vertex seeds with and without the
+    hub among them (the same other seeds), per complex of :func:`hub_complex`."""
+    out = []
+    for num_points in hub_points:
+        data = hub_complex(num_points)
+        loader = SimplicialNeighborLoader(data, num_neighbors, order=0, batch_size=1024)
+        generator = torch.Generator().manual_seed(0)
+        times: Dict[bool, List[float]] = {False: [], True: []}
+        sizes: Dict[bool, List[int]] = {False: [], True: []}
+        for _ in range(repeats + 1):  # (the first pair warms up)
+            seeds = torch.randperm(num_points, generator=generator)[:1024]
+            for hub in (False, True):
+                batch_seeds = torch.cat([seeds[:-1], torch.tensor([num_points])]) \
+                    if hub else seeds
+                tic = time.perf_counter()
+                batch = loader.collate_fn(batch_seeds)
+                times[hub].append(time.perf_counter() - tic)
+                sizes[hub].append(batch.n_id.numel())
+        out.append(dict(points=num_points, hub_degree=num_points,
+                        **{f'{name}_{int(hub)}': float(np.median(values[1:]))
+                           for name, table in (('ms', times), ('simplices', sizes))
+                           for hub, values in table.items()}))
+        out[-1]['ms_0'] *= 1e3
+        out[-1]['ms_1'] *= 1e3
+        print(out[-1], flush=True)
+        del data, loader
+    return out
+
+
 def citation_exactness(root: Path) -> Dict:
     """Largest |sampled - full| of the seeds' outputs on the citation complex."""
     _common.provide_raw_files(root / 'raw', list(CitationComplexDataset.urls),
@@ -394,6 +440,8 @@ def main() -> None:
     parser.add_argument('--max-seconds', type=_common.real_in(0, low_open=True),
                         default=None)
     parser.add_argument('--noise', type=_common.real_in(0), default=0.5)
+    parser.add_argument('--hub-points', type=_common.int_list(3), default=None,
+                        help='points of the complexes with a hub, comma-separated')
     parser.add_argument('--device', type=_common.device_name,
                         default='cuda' if torch.cuda.is_available() else 'cpu',
                         help='where the model runs (sampling runs on the CPU)')
@@ -418,11 +466,13 @@ def main() -> None:
         print(json.dumps(result))
         return
     defaults = (dict(points=3000, large_points=10_000, batch_sizes='64,256', repeats=3,
-                     memory_steps=3, full_steps=3, eval_every=5, max_seconds=10.0)
+                     memory_steps=3, full_steps=3, eval_every=5, max_seconds=10.0,
+                     hub_points='2000,8000')
                 if args.quick else
                 dict(points=335_000, large_points=3_350_000,
                      batch_sizes='1024,4096,16384', repeats=10, memory_steps=10,
-                     full_steps=200, eval_every=10, max_seconds=600.0))
+                     full_steps=200, eval_every=10, max_seconds=600.0,
+                     hub_points='10000,100000,1000000'))
     for key, value in defaults.items():
         if getattr(args, key) is None:
             setattr(args, key, value)
@@ -450,9 +500,11 @@ def main() -> None:
         print(built, flush=True)
         large = loader_rows(path, batch_sizes, args.memory_steps, num_neighbors,
                             args.device)
+    hubs = hub_cost([int(n) for n in args.hub_points.split(',')], num_neighbors,
+                    args.repeats)
     exact = citation_exactness(Path(args.root) / 'citation_complex')
     print(exact, flush=True)
-    text = report(args, num_neighbors, speed, small, large, built, task, exact,
+    text = report(args, num_neighbors, speed, small, large, built, task, hubs, exact,
                   time.perf_counter() - start, load_start)
     print(text)
     if args.results and not args.no_results:
@@ -467,8 +519,8 @@ def _times(full: float, loader: float) -> str:
 
 
 def report(args: argparse.Namespace, num_neighbors: List[int], speed: List[Dict],
-           small: List[Dict], large: List[Dict], built: Dict, task: Dict, exact: Dict,
-           seconds: float, load_start: float) -> str:
+           small: List[Dict], large: List[Dict], built: Dict, task: Dict,
+           hubs: List[Dict], exact: Dict, seconds: float, load_start: float) -> str:
     """The markdown block of a run."""
     edges = small[0]['edges']
     speed_table = _common.markdown_table(
@@ -487,13 +539,20 @@ def report(args: argparse.Namespace, num_neighbors: List[int], speed: List[Dict]
           f'{r["ready_mb"]:,.0f}', f'{r["build_peak_mb"]:,.0f}',
           f'{r["train_peak_mb"]:,.0f}', f'{r["growth_mb"]:,.0f}', f'{r["mse"]:.4f}']
          for r in small + large])
+    hub_table = _common.markdown_table(
+        ['points', 'hub degree', 'simplices per batch, without / with the hub',
+         'ms per batch, without the hub', 'ms per batch, with the hub', 'with / without'],
+        [[f'{h["points"]:,}', f'{h["hub_degree"]:,}',
+          f'{h["simplices_0"]:,.0f} / {h["simplices_1"]:,.0f}', f'{h["ms_0"]:.2f}',
+          f'{h["ms_1"]:.2f}', f'{h["ms_1"] / h["ms_0"]:.2f}'] for h in hubs])
     peak_gb = max(max(r['build_peak_mb'], r['train_peak_mb']) for r in large) / 1024
     command = (f'python benchmarks/sampling.py --points {args.points} --large-points '
                f'{args.large_points} --fanout {args.fanout} --batch-sizes '
                f'{args.batch_sizes} --repeats {args.repeats} --memory-steps '
                f'{args.memory_steps} --train-batch {args.train_batch} --full-steps '
                f'{args.full_steps} --eval-every {args.eval_every} --max-seconds '
-               f'{args.max_seconds:g} --noise {args.noise:g} --device {args.device}'
+               f'{args.max_seconds:g} --noise {args.noise:g} --hub-points '
+               f'{args.hub_points} --device {args.device}'
                + (' --quick' if args.quick else ''))
     reached = (f"reached it after {task['steps']} steps, {task['seconds']:.0f} s of "
                f"training ({task['cpu']:.0f} CPU s): "
@@ -534,6 +593,10 @@ def report(args: argparse.Namespace, num_neighbors: List[int], speed: List[Dict]
         f"training ({task['full_cpu']:.0f} CPU s); trained with the "
         f"loader (batches of {args.train_batch} seeds, error checked every "
         f"{args.eval_every} steps) it {reached}.\n\n"
+        f"Hubs: batches of 1,024 vertex seeds (order 0, fan-out {num_neighbors}) on the "
+        f"Delaunay complex of each number of points plus one vertex joined to all of "
+        f"them, with that hub among the seeds or not (the same other seeds), median "
+        f"of {args.repeats} batches of the whole collation:\n\n{hub_table}\n\n"
         f"Exactness on the citation complex (order 1, {exact['simplices']:,} "
         f"1-simplices, float64, all neighbours of two hops, batches of 64 seeds, "
         f"{exact['mean_batch']:,.0f} simplices per batch on average): largest "

@@ -52,6 +52,17 @@ def test_time_to_accuracy(sampling):
     assert abs(task['noise_mse'] - 0.25) < 0.1
 
 
+def test_hub_cost(sampling):
+    data = sampling.hub_complex(1200)
+    assert data.num_simplices(0) == 1201
+    degree = torch.bincount(data.simplices_1.view(-1), minlength=1201)
+    assert int(degree[1200]) == 1200 and int(degree[:1200].max()) < 100
+    rows = sampling.hub_cost([1200], [5, 5], repeats=2)
+    assert [row['hub_degree'] for row in rows] == [1200]
+    assert rows[0]['simplices_1'] >= rows[0]['simplices_0'] >= 1024
+    assert rows[0]['ms_0'] > 0 and rows[0]['ms_1'] > 0
+
+
 def test_citation_exactness(sampling, shared_data, tmp_path, monkeypatch):
     monkeypatch.setenv('TGSAN_SHARED_DATA', str(shared_data))
     exact = sampling.citation_exactness(tmp_path / 'citation_complex')
@@ -64,7 +75,8 @@ def test_quick_run_writes_its_block(shared_data, tmp_path):
     results.write_text('# Results\n\n## Other\n\nkept\n')
     command = [sys.executable, str(REPO / 'benchmarks' / 'sampling.py'), '--quick',
                '--points', '600', '--large-points', '1200', '--batch-sizes', '16',
-               '--max-seconds', '2', '--device', 'cpu', '--root', str(tmp_path / 'data'),
+               '--max-seconds', '2', '--hub-points', '1500', '--device', 'cpu',
+               '--root', str(tmp_path / 'data'),
                '--results', str(results)]
     env = dict(os.environ, TGSAN_SHARED_DATA=str(shared_data))
     run = subprocess.run(command, capture_output=True, text=True, timeout=600, env=env)
@@ -74,7 +86,8 @@ def test_quick_run_writes_its_block(shared_data, tmp_path):
     assert '--points 600 --large-points 1200' in text and '--device cpu --quick' in text
     rows = [line for line in text.splitlines() if line.startswith('| ') and
             line.split('|')[1].strip().replace(',', '').isdigit()]
-    assert len(rows) == 1 + 2  # sampler speed; training on both complexes
+    assert len(rows) == 1 + 2 + 1  # sampler speed; training on both complexes; hubs
+    assert '--hub-points 1500' in text
 
 
 def test_full_batch_stops_when_its_error_stops_improving(sampling):

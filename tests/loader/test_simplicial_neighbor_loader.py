@@ -239,3 +239,19 @@ def test_spawned_workers_with_a_generator(planar):
         return [batch.n_id[:batch.batch_size].tolist() for batch in loader]
 
     assert seeds(num_workers=1, multiprocessing_context='spawn') == seeds()
+
+
+def test_a_replaced_graph_is_followed():
+    # The graph's rows were cached by id(edge_index): a new edge_index landing on a
+    # freed one's id (as the second of two replacements between batches does) kept
+    # the old rows: missing edges, or local ids of -1.
+    data = SimplicialComplexData.from_simplices([[0, 1, 2], [2, 3], [3, 4]], close=True)
+    data.edge_index = torch.tensor([[0, 1], [1, 0]])
+    seed = data.simplices_1.tolist().index([2, 3])  # vertices 2 and 3 kept
+    loader = SimplicialNeighborLoader(data, [0], order=1,
+                                      input_simplices=torch.tensor([seed]))
+    assert loader.collate_fn([0]).edge_index.numel() == 0
+    data.edge_index = data.edge_index + 2
+    data.edge_index = data.edge_index.flip(0)  # [[3, 2], [2, 3]]
+    batch = loader.collate_fn([0])
+    assert batch.n_id_0[batch.edge_index].tolist() == [[3, 2], [2, 3]]

@@ -175,3 +175,43 @@ def test_the_adjacency_methods_check_their_arguments():
     with pytest.raises(ValueError, match="'ids' .*repeat|'ids' .*twice|'ids' .*distinct"):
         adjacency.restrict(torch.tensor([1, 1]), torch.float32)
     assert set(adjacency.restrict(ids, torch.float64)) >= {'down', 'up'}
+
+
+def test_draw_gives_uniform_subsets_of_every_row():
+    # Every 3-subset of 5 offsets equally likely, distinct offsets in range, rows of
+    # different degrees drawn together; a row of 2**40 neighbours costs what any row
+    # costs (its offsets were laid out one by one: an allocation of 2**40 entries).
+    from itertools import combinations
+
+    from torch_geometric_san.loader.simplicial_neighbor_sampler import _draw
+    torch.manual_seed(0)
+    draws = 6000
+    degree = torch.tensor([5, 3, 9, 2 ** 40]).repeat(draws)
+    drawn = _draw(degree, 3)
+    assert drawn.shape == (4 * draws, 3)
+    assert ((drawn >= 0) & (drawn < degree[:, None])).all()
+    ordered = drawn.sort(dim=1).values
+    assert (ordered.diff(dim=1) > 0).all()
+    counts = {subset: 0 for subset in combinations(range(5), 3)}
+    for row in ordered[0::4].tolist():
+        counts[tuple(row)] += 1
+    expected = draws / len(counts)
+    assert all(abs(count - expected) < 5 * expected ** 0.5 for count in counts.values())
+    assert (ordered[1::4] == torch.tensor([0, 1, 2])).all()  # all of a row of 3
+
+
+def test_copies_have_their_own_scratch(planar):
+    # A spawned loader worker gets the sampler by pickling through shared memory;
+    # the tables written on every batch were shared by all the workers, which
+    # corrupted each other's batches.
+    from multiprocessing.reduction import ForkingPickler
+
+    import torch.multiprocessing  # noqa: F401 (registers the reductions of tensors)
+    sampler = SimplicialNeighborSampler(planar, 1, [-1])
+    copy = ForkingPickler.loads(ForkingPickler.dumps(sampler))
+    expected = sampler.sample(torch.tensor([0]))[0]
+    assert torch.equal(copy.sample(torch.tensor([0]))[0], expected)
+    copy._seen.fill_(True)
+    copy.adjacency._local.fill_(0)
+    assert not sampler._seen.any() and (sampler.adjacency._local == -1).all()
+    assert torch.equal(sampler.sample(torch.tensor([0]))[0], expected)

@@ -110,12 +110,17 @@ def test_an_ambiguous_attribute_is_copied_with_a_warning_and_attrs_settle_it(
         SimplicialNeighborLoader(data, [1], order=1, attrs={'pos': 2})
 
 
+@pytest.mark.parametrize('search', [False, True])
 @pytest.mark.parametrize('k', [0, 1, 2])
-def test_a_lifted_graph_keeps_its_induced_subgraph(k):
+def test_a_lifted_graph_keeps_its_induced_subgraph(k, search, monkeypatch):
     # The graph's edge_index (kept by the lifting), its edge and vertex attributes
     # follow the kept vertices; the sub-complex validates.
     # With the loader's index of edge_index by source, or one pass over it; a
-    # self-loop and a repeated edge are kept as given.
+    # self-loop and a repeated edge are kept as given, also where the rows are
+    # searched by bisection (as a hub's are).
+    if search:
+        from torch_geometric_san.loader import utils
+        monkeypatch.setattr(utils, '_SEARCH_CALL', -10 ** 9)
     torch.manual_seed(0)
     graph_edges = torch.cat([erdos_renyi_graph(60, 0.15),
                              torch.tensor([[5, 7], [5, 8]])], dim=1)
@@ -198,7 +203,7 @@ def test_the_tables_given_must_be_those_of_the_complex(planar):
             simplicial_subcomplex(planar, 1, n_id, adjacency=wrong)
     with pytest.raises(TypeError, match="adjacency must be a list of the 2"):
         simplicial_subcomplex(planar, 1, n_id, adjacency=tables[1:2])
-    with pytest.raises(TypeError, match="graph_rows must be the pair"):
+    with pytest.raises(TypeError, match="graph_rows must be the three tensors"):
         simplicial_subcomplex(planar, 1, n_id, graph_rows=torch.zeros(3))
     with pytest.raises(TypeError, match="attr_orders must be the dict"):
         simplicial_subcomplex(planar, 1, n_id, attr_orders=['y'])
@@ -216,10 +221,84 @@ def test_edge_rows_reject_a_bad_graph(edge_index, error, message):
         edge_rows(edge_index, 9)
 
 
-def test_edge_rows_group_the_columns_by_source():
-    edge_index = torch.tensor([[2, 0, 2, 1, 0], [0, 1, 1, 2, 2]])
-    ptr, perm = edge_rows(edge_index, 4)
-    assert ptr.tolist() == [0, 2, 3, 5, 5] and perm.tolist() == [1, 4, 3, 0, 2]
+def test_edge_rows_group_the_columns_by_source_then_target():
+    edge_index = torch.tensor([[2, 0, 2, 1, 0, 0], [1, 2, 0, 2, 1, 1]])
+    ptr, perm, target = edge_rows(edge_index, 4)
+    assert ptr.tolist() == [0, 3, 4, 6, 6] and perm.tolist() == [4, 5, 1, 3, 2, 0]
+    assert torch.equal(target, edge_index[1, perm])
+
+
+def test_the_graph_rows_must_be_those_of_the_graph():
+    # Rows of another graph gave a wrong subgraph without a word.
+    graph = Data(edge_index=torch.tensor([[0, 1, 1, 2], [1, 0, 2, 1]]), num_nodes=4)
+    data = LiftToCliqueComplex(max_order=1)(graph)
+    other = edge_rows(torch.tensor([[0, 1], [1, 0]]), 4)
+    with pytest.raises(ValueError, match="graph_rows are not those of data's graph"):
+        simplicial_subcomplex(data, 0, torch.tensor([0, 1]), graph_rows=other)
+    with pytest.raises(ValueError, match="data keeps no graph edge_index"):
+        simplicial_subcomplex(SimplicialComplexData.from_simplices([[0, 1]]), 0,
+                              torch.tensor([0]), graph_rows=other)
+
+
+@pytest.mark.parametrize('orders, message', [
+    ({'nothing': 1}, "attr_orders names 'nothing', which is not a tensor attribute"),
+    ({'y': 5}, r"attr_orders\['y'\] must be an order in \[0, 2\]"),
+    ({'y': True}, "must be an order"),
+    ({'y': 0}, "attr_orders gives 'y' to 0, but its rows"),
+    ({'y': 'edge_index'}, "are not those of the graph"),
+])
+def test_the_attribute_table_must_be_that_of_the_complex(planar, orders, message):
+    # A table with an attribute on the wrong order gave a wrong sub-complex that
+    # passed validate().
+    data = planar.clone()
+    data.y = torch.arange(data.num_simplices(1))
+    with pytest.raises(ValueError, match=message):
+        simplicial_subcomplex(data, 1, torch.tensor([0, 5]), attr_orders=orders)
+
+
+@pytest.fixture
+def search_every_row(monkeypatch):
+    # Every row searched by bisection, as a hub's row is (rows of small complexes
+    # are otherwise read whole).
+    from torch_geometric_san.loader import utils
+    monkeypatch.setattr(utils, '_SEARCH_CALL', -10 ** 9)
+
+
+@pytest.mark.parametrize('k', [0, 1, 2])
+def test_searched_rows_give_the_same_subcomplex(spatial, search_every_row, k):
+    from torch_geometric_san.loader import utils
+    n_id = sample(spatial, k)
+    searched = simplicial_subcomplex(spatial, k, n_id)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(utils, '_SEARCH_CALL', 10 ** 9)
+        read = simplicial_subcomplex(spatial, k, n_id)
+    assert searched.keys() == read.keys()
+    for key, value in read.items():
+        assert torch.equal(searched[key], value) if isinstance(value, torch.Tensor) \
+            else searched[key] == value, key
+
+
+def test_a_hub_row_is_searched_not_read():
+    # The entries of a hub's row among a few simplices cost in proportion to them:
+    # the row of 200,000 neighbours is never read whole.
+    from torch_geometric_san.loader.utils import _entries_among
+    hub = 200_000
+    indptr = torch.tensor([0, hub, hub + 2])
+    indices = torch.cat([torch.arange(1, hub + 1), torch.tensor([0, 7])])
+    members = torch.tensor([0, 7, 123_456])
+    lookup = torch.full((hub + 1, ), -1)
+    lookup[members] = torch.arange(3)
+    read = []
+
+    def local_ids(queries):
+        read.append(queries.numel())
+        return lookup[queries]
+
+    pos, owner = _entries_among(indptr, indices, torch.tensor([0, 1]), members,
+                                local_ids)
+    assert sum(read) == 2  # row 1, read whole; row 0, searched
+    assert sorted(zip(owner.tolist(), indices[pos].tolist())) == [
+        (0, 7), (0, 123_456), (1, 0), (1, 7)]
 
 
 @pytest.mark.parametrize('k', [0, 1, 2])

@@ -7,7 +7,8 @@ from torch import Tensor
 from torch_geometric_san.data import SimplicialComplexData, simplex_attr_orders
 from torch_geometric_san.loader.simplicial_neighbor_sampler import \
     SimplicialNeighborSampler
-from torch_geometric_san.loader.utils import (SimplicialAdjacency, _check_boundaries,
+from torch_geometric_san.loader.utils import (GraphRows, SimplicialAdjacency,
+                                              _check_boundaries,
                                               _check_one_complex, _subcomplex,
                                               edge_rows)
 from torch_geometric_san.utils.validation import check_int, check_simplex_ids
@@ -196,7 +197,7 @@ class SimplicialNeighborLoader(torch.utils.data.DataLoader):
         self._collate.transform = _check_transform(transform)
 
     @property
-    def edge_rows(self) -> Optional[Tuple[Tensor, Tensor]]:
+    def edge_rows(self) -> Optional[GraphRows]:
         r"""The columns of the complex's graph ``edge_index`` by source vertex
         (:func:`~torch_geometric_san.loader.edge_rows`), or :obj:`None`."""
         return self._collate.current()[0]
@@ -234,19 +235,23 @@ class _Collate:
         self.sampler, self.adjacency = sampler, adjacency
         self.attrs, self.transform = attrs, transform
         self._layout: Any = None
+        self._graph: Any = None
         self.current()
 
-    def current(self) -> Tuple[Optional[Tuple[Tensor, Tensor]], Dict[str, Any]]:
+    def current(self) -> Tuple[Optional[GraphRows], Dict[str, Any]]:
         # (edge_rows, attr_orders) of the complex as it is now.
         data = self.data
         graph = data.edge_index  # a lifted graph's, kept on the complex (or None)
+        # (the graph itself, not its id: a new edge_index may take a freed one's id)
         layout = (tuple((key, tuple(value.shape) if isinstance(value, Tensor) else None)
                         for key, value in data._store.items()),
-                  id(graph), getattr(graph, '_version', None))
-        if layout != self._layout:
-            if self._layout is None or layout[1:] != self._layout[1:]:
+                  getattr(graph, '_version', None))
+        if layout != self._layout or graph is not self._graph:
+            if self._layout is None or layout[1:] != self._layout[1:] or \
+                    graph is not self._graph:
                 self.edge_rows = (edge_rows(graph, data.num_simplices(0))
                                   if isinstance(graph, Tensor) else None)
+                self._graph = graph
             self.attr_orders = simplex_attr_orders(data, self.attrs,
                                                    'SimplicialNeighborLoader')
             self._layout = layout

@@ -1,5 +1,5 @@
 r"""Neighbour sampling over the upper and lower adjacency of the k-simplices."""
-from typing import List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import torch
 from torch import Tensor
@@ -26,9 +26,10 @@ class SimplicialNeighborSampler:
     :math:`h-1` (the seeds for :math:`h = 1`) draws :obj:`num_neighbors[h - 1]` of its
     neighbours uniformly without replacement (all of them where it has fewer, or for
     :obj:`-1`); the simplices not reached before are the next hop's frontier. All of
-    it is vectorised over the frontier (a partial Fisher-Yates shuffle of the rows
-    with more neighbours than the fan-out, one vectorised step per draw), with
-    :mod:`torch`'s default generator.
+    it is vectorised over the frontier (Floyd's algorithm for the rows with more
+    neighbours than the fan-out, one vectorised step per draw, so that the work per
+    row follows the fan-out, not the degree), with :mod:`torch`'s default
+    generator.
 
     Args:
         data (SimplicialComplexData): The complex (one complex, not a batch).
@@ -84,8 +85,22 @@ class SimplicialNeighborSampler:
         self.indptr, self.indices = adjacency.indptr, adjacency.indices
         # whether a simplex is sampled (reset after each call), and the scratch of
         # the deduplication (only entries written in a call are read)
+        self._scratch()
+
+    def _scratch(self) -> None:
+        # (each process its own: a pickled copy, as a spawned loader worker gets,
+        # would otherwise share the tensors through shared memory, and the workers
+        # would write into each other's tables)
         self._seen = torch.zeros(self.num_simplices, dtype=torch.bool)
         self._owner = torch.empty(self.num_simplices, dtype=torch.long)
+
+    def __getstate__(self) -> Dict[str, Any]:
+        return {key: value for key, value in self.__dict__.items()
+                if key not in ('_seen', '_owner')}
+
+    def __setstate__(self, state: Dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._scratch()
 
     def sample(self, seeds: Tensor) -> Tuple[Tensor, List[int]]:
         r"""Samples the neighbourhood of :obj:`seeds`.
@@ -146,19 +161,17 @@ class SimplicialNeighborSampler:
 
 
 def _draw(degree: Tensor, count: int) -> Tensor:
-    # `count` distinct offsets in [0, degree) per row [R, count], uniformly: the first
-    # `count` steps of a Fisher-Yates shuffle of each row's offsets, all rows at once
-    # (a loop over the draws, not over the rows).
-    first = torch.cumsum(degree, 0) - degree
-    offset = torch.repeat_interleave(first, degree)
-    perm = torch.arange(offset.numel(), device=degree.device) - offset  # row offsets
+    # `count` distinct offsets in [0, degree) per row [R, count], uniformly: Floyd's
+    # algorithm, all rows at once (a loop over the draws, not over the rows), which
+    # never reads a row, so a hub costs what any row costs: for top = degree - count,
+    # ..., degree - 1, draw an offset uniformly in [0, top] and keep it, or `top` where
+    # this row holds it already.
+    drawn = torch.empty(degree.numel(), count, dtype=torch.long, device=degree.device)
     for step in range(count):
-        # swap slot `step` of each row with a uniform slot in [step, degree)
+        top = degree - count + step
         pick = (torch.rand(degree.numel(), dtype=torch.float64, device=degree.device)
-                * (degree - step)).long().clamp_(max=degree - step - 1) + step
-        a, b = first + step, first + pick
-        at_a, at_b = perm.index_select(0, a), perm.index_select(0, b)
-        perm.index_put_((a, ), at_b)
-        perm.index_put_((b, ), at_a)
-    slots = first[:, None] + torch.arange(count, device=degree.device)
-    return perm.index_select(0, slots.view(-1)).view(degree.numel(), count)
+                * (top + 1)).long().clamp_(max=top)
+        if step:
+            pick = torch.where((drawn[:, :step] == pick[:, None]).any(1), top, pick)
+        drawn[:, step] = pick
+    return drawn

@@ -1,7 +1,7 @@
 r"""The neighbours of the simplices of a complex, from its boundary matrices, and the
 sub-complex of a sample of simplices with the operators of the full complex
 restricted to it."""
-from typing import Any, Dict, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 import numpy as np
 import scipy.sparse as sp
@@ -17,6 +17,14 @@ from torch_geometric_san.utils.validation import (check_edge_index,
                                                   check_simplex_ids)
 
 __all__ = ["SimplicialAdjacency", "simplicial_subcomplex", "edge_rows"]
+
+# About how many entries a row must exceed the bisections of a sample's members in it
+# by before searching it pays: a search costs a few Python-level calls, reading a row
+# a few nanoseconds per entry.
+_SEARCH_CALL = 10_000
+
+#: What :func:`edge_rows` gives: ``ptr``, ``perm`` and the targets in that order.
+GraphRows = Tuple[Tensor, Tensor, Tensor]
 
 
 
@@ -47,9 +55,10 @@ class SimplicialAdjacency:
       Hodge Laplacian.
 
     :meth:`restrict` gives the rows and columns of the three Laplacians of a set of
-    simplices, :meth:`local_ids` relabels simplices. They use a lookup table of :math:`N_j` entries kept on the object, so
-    one object serves one caller at a time (each worker of a data loader has its
-    own copy).
+    simplices, :meth:`local_ids` relabels simplices. They use a lookup table of
+    :math:`N_j` entries kept on the object, so one object serves one caller at a time;
+    each worker of a data loader has its own (a forked worker by the fork, a
+    spawned one because an unpickled copy makes a new table).
 
     Args:
         data (SimplicialComplexData): One complex, with its boundaries (it is not
@@ -100,12 +109,24 @@ class SimplicialAdjacency:
         del combined, up
         self.down_diagonal = torch.from_numpy(diagonals[0])
         self.up_diagonal = torch.from_numpy(diagonals[1])
-        self._local = torch.full((n, ), -1, dtype=torch.long)
+        self._num_simplices = n
+        self._scratch()
+
+    def _scratch(self) -> None:
+        # (each process its own: see SimplicialNeighborSampler._scratch)
+        self._local = torch.full((self._num_simplices, ), -1, dtype=torch.long)
+
+    def __getstate__(self) -> Dict[str, Any]:
+        return {key: value for key, value in self.__dict__.items() if key != '_local'}
+
+    def __setstate__(self, state: Dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._scratch()
 
     @property
     def num_simplices(self) -> int:
         r"""The number :math:`N_j` of j-simplices."""
-        return self._local.numel()
+        return self._num_simplices
 
     def local_ids(self, ids: Tensor, queries: Tensor) -> Tensor:
         r"""The positions in :obj:`ids` of the j-simplices :obj:`queries`
@@ -173,15 +194,12 @@ class SimplicialAdjacency:
                   ) -> Dict[str, Tuple[Tensor, Tensor]]:
         # restrict of checked ids (the sampler's own, on every batch)
         m = ids.numel()
-        pos, count = _row_positions(self.indptr, ids)
-        total = pos.numel()
-        cols = self._local_ids(ids, self.indices.index_select(0, pos))
-        keep = (cols >= 0).nonzero().view(-1)
+        pos, rows = _entries_among(self.indptr, self.indices, ids, ids,
+                                   lambda queries: self._local_ids(ids, queries))
         diagonal = torch.arange(m)
-        rows = torch.cat([torch.repeat_interleave(diagonal, count, output_size=total)
-                          .index_select(0, keep), diagonal])
-        cols = torch.cat([cols.index_select(0, keep), diagonal])
-        pos = pos.index_select(0, keep)
+        cols = torch.cat([self._local_ids(ids, self.indices.index_select(0, pos)),
+                          diagonal])
+        rows = torch.cat([rows, diagonal])
         perm = torch.argsort(rows * m + cols)
         rows, cols = rows.index_select(0, perm), cols.index_select(0, perm)
         down, up = (torch.cat([values.index_select(0, pos).to(torch.int32),
@@ -208,7 +226,7 @@ class SimplicialAdjacency:
 
 def simplicial_subcomplex(data: SimplicialComplexData, order: int, n_id: Tensor,
                           adjacency: Optional[List[SimplicialAdjacency]] = None,
-                          graph_rows: Optional[Tuple[Tensor, Tensor]] = None,
+                          graph_rows: Optional[GraphRows] = None,
                           attr_orders: Optional[Dict[str, Union[int, str]]] = None,
                           ) -> SimplicialComplexData:
     r"""The sub-complex spanned by the k-simplices :obj:`n_id` of :obj:`data`
@@ -256,10 +274,12 @@ def simplicial_subcomplex(data: SimplicialComplexData, order: int, n_id: Tensor,
         adjacency (List[SimplicialAdjacency], optional): The adjacency of each order
             :math:`0..k` of :obj:`data`; built where missing (a loader builds them
             once).
-        graph_rows (Tuple[torch.Tensor, torch.Tensor], optional): The columns of
-            ``data.edge_index`` by source vertex, :func:`edge_rows`, so that the
-            induced subgraph costs in proportion to the kept vertices' edges; built
-            where missing (a loader builds it once).
+        graph_rows (Tuple[torch.Tensor, torch.Tensor, torch.Tensor], optional): The
+            columns of ``data.edge_index`` by source vertex, :func:`edge_rows`, so
+            that the induced subgraph costs in proportion to the kept vertices'
+            edges; built where missing (a loader builds it once). Its sizes are
+            checked against the graph, its contents are not (that would cost what
+            building it costs).
         attr_orders (Dict[str, Union[int, str]], optional): The per-simplex
             attributes of :obj:`data`,
             :func:`~torch_geometric_san.data.simplex_attr_orders`; built where
@@ -278,9 +298,12 @@ def simplicial_subcomplex(data: SimplicialComplexData, order: int, n_id: Tensor,
         ValueError: If :obj:`order` is out of range, :obj:`data` is not on the
             CPU, :obj:`n_id` holds ids out of range or repeated, or is a mask of
             the wrong size, a table of
-            :obj:`adjacency` is of another order or size than :obj:`data`'s, or
-            the boundary entries are not laid out as the constructors store them
-            (:math:`j + 1` per j-simplex, in the order of the simplices).
+            :obj:`adjacency` is of another order or size than :obj:`data`'s,
+            :obj:`graph_rows` is of another graph's size, :obj:`attr_orders` names
+            an attribute :obj:`data` has not, an order out of range, or an
+            attribute whose rows are not those of its simplices, or the boundary
+            entries are not laid out as the constructors store them (:math:`j + 1`
+            per j-simplex, in the order of the simplices).
 
     Example:
         >>> data = SimplicialComplexData.from_simplices([[0, 1, 2], [1, 2, 3]],
@@ -307,14 +330,56 @@ def simplicial_subcomplex(data: SimplicialComplexData, order: int, n_id: Tensor,
                 raise ValueError(f"adjacency[{j}] is the table of order {table.order} "
                                  f"with {table.num_simplices} simplices; data's order "
                                  f"{j} has {data.num_simplices(j)}")
-    if graph_rows is not None and not (
-            isinstance(graph_rows, tuple) and len(graph_rows) == 2
-            and all(isinstance(t, Tensor) for t in graph_rows)):
-        raise TypeError("graph_rows must be the pair of tensors edge_rows() gives")
-    if attr_orders is not None and not isinstance(attr_orders, dict):
+    if graph_rows is not None:
+        _check_graph_rows(data, graph_rows)
+    if attr_orders is not None:
+        _check_attr_orders(data, attr_orders)
+    return _subcomplex(data, order, n_id, adjacency, graph_rows, attr_orders)
+
+
+def _check_graph_rows(data: SimplicialComplexData, graph_rows: Any) -> None:
+    # graph_rows of the graph of data, by their types and sizes (rows of another
+    # graph gave a wrong subgraph, silently).
+    if not (isinstance(graph_rows, tuple) and len(graph_rows) == 3
+            and all(isinstance(t, Tensor) and t.dim() == 1 for t in graph_rows)):
+        raise TypeError("graph_rows must be the three tensors edge_rows() gives")
+    graph = data.edge_index
+    if not isinstance(graph, Tensor):
+        raise ValueError("graph_rows were given, but data keeps no graph edge_index")
+    ptr, perm, target = graph_rows
+    num_edges = graph.size(-1)
+    if ptr.numel() != data.num_simplices(0) + 1 or perm.numel() != num_edges or \
+            target.numel() != num_edges or int(ptr[-1]) != num_edges:
+        raise ValueError(f"graph_rows are not those of data's graph ({data.num_simplices(0)} "
+                         f"vertices, {num_edges} edges): build them with "
+                         f"edge_rows(data.edge_index, data.num_simplices(0))")
+
+
+def _check_attr_orders(data: SimplicialComplexData, attr_orders: Any) -> None:
+    # attr_orders of data: each attribute present, with the rows of its owner (a
+    # wrong table gave a sub-complex that passes validate()).
+    if not isinstance(attr_orders, dict):
         raise TypeError(f"attr_orders must be the dict simplex_attr_orders() gives, "
                         f"not {type(attr_orders).__name__}")
-    return _subcomplex(data, order, n_id, adjacency, graph_rows, attr_orders)
+    for key, owner in attr_orders.items():
+        value = data._store.get(key) if isinstance(key, str) else None
+        if not isinstance(value, Tensor):
+            raise ValueError(f"attr_orders names {key!r}, which is not a tensor "
+                             f"attribute of data")
+        if owner == GRAPH_EDGES:
+            graph = data.edge_index
+            rows = graph.size(-1) if isinstance(graph, Tensor) else None
+        elif isinstance(owner, int) and not isinstance(owner, bool) and \
+                0 <= owner <= data.order:
+            rows = data.num_simplices(owner)
+        else:
+            raise ValueError(f"attr_orders[{key!r}] must be an order in [0, "
+                             f"{data.order}] or {GRAPH_EDGES!r} (got {owner!r})")
+        if rows is None or value.dim() == 0 or value.size(0) != rows:
+            raise ValueError(f"attr_orders gives {key!r} to {owner!r}, but its rows "
+                             f"({list(value.shape)}) are not those of "
+                             f"{'the graph' if owner == GRAPH_EDGES else 'its simplices'}: "
+                             f"build the table with simplex_attr_orders(data)")
 
 
 def _check_boundaries(data: SimplicialComplexData, order: int) -> None:
@@ -340,7 +405,7 @@ def _check_boundaries(data: SimplicialComplexData, order: int) -> None:
 
 def _subcomplex(data: SimplicialComplexData, order: int, n_id: Tensor,
                 adjacency: Optional[List[SimplicialAdjacency]],
-                graph_rows: Optional[Tuple[Tensor, Tensor]],
+                graph_rows: Optional[GraphRows],
                 attr_orders: Optional[Dict[str, Union[int, str]]]
                 ) -> SimplicialComplexData:
     # simplicial_subcomplex without the checks of its input (the loader's n_id
@@ -357,10 +422,10 @@ def _subcomplex(data: SimplicialComplexData, order: int, n_id: Tensor,
         if graph_rows is None:
             graph_rows = edge_rows(edge_index, data.num_simplices(0))
         # the columns out of the kept vertices whose targets are kept, ascending
-        ptr, perm = graph_rows
-        pos = perm.index_select(0, _row_positions(ptr, ids[0])[0])
-        kept = adjacency[0]._local_ids(ids[0], edge_index[1].index_select(0, pos))
-        kept = pos.index_select(0, (kept >= 0).nonzero().view(-1)).sort().values
+        ptr, perm, target = graph_rows
+        pos = _entries_among(ptr, target, ids[0], ids[0],
+                             lambda queries: adjacency[0]._local_ids(ids[0], queries))[0]
+        kept = perm.index_select(0, pos).sort().values
         out.edge_index = adjacency[0]._local_ids(ids[0], edge_index.index_select(1, kept))
         rows[GRAPH_EDGES] = kept
     for key, value in data._store.items():
@@ -403,10 +468,12 @@ def _check_one_complex(data: Any) -> None:
                          f"to the device instead")
 
 
-def edge_rows(edge_index: Tensor, num_nodes: int) -> Tuple[Tensor, Tensor]:
-    r"""The columns of a graph's :obj:`edge_index` grouped by source vertex, for
-    :func:`simplicial_subcomplex`: built once, they let it find the edges between
-    the kept vertices in proportion to their number of edges.
+def edge_rows(edge_index: Tensor, num_nodes: int) -> GraphRows:
+    r"""The columns of a graph's :obj:`edge_index` grouped by source vertex and
+    sorted by target within each group, for :func:`simplicial_subcomplex`: built
+    once, they let it find the edges between the kept vertices in proportion to
+    their number of edges, or by bisection in the rows of vertices with many more
+    edges than the sample has vertices (hubs).
 
     Args:
         edge_index (torch.Tensor): The graph :obj:`[2, E]` (kept by a lifting).
@@ -415,24 +482,54 @@ def edge_rows(edge_index: Tensor, num_nodes: int) -> Tuple[Tensor, Tensor]:
     Returns:
         (torch.Tensor, torch.Tensor): :obj:`ptr` :obj:`[num_nodes + 1]` and
         :obj:`perm` :obj:`[E]`: the columns out of vertex :math:`v` are
-        :obj:`perm[ptr[v]:ptr[v + 1]]`, ascending.
+        :obj:`perm[ptr[v]:ptr[v + 1]]`, by ascending target, then ascending column.
 
     Raises:
         TypeError: If :obj:`edge_index` is not a tensor of integers.
         ValueError: If it is not :obj:`[2, E]` or holds ids out of
             :math:`[0, \text{num_nodes})`.
     """
-    source = check_edge_index(edge_index, num_nodes)[0].long()
+    source, target = check_edge_index(edge_index, num_nodes).long()
     ptr = torch.zeros(num_nodes + 1, dtype=torch.long)
     ptr[1:] = torch.cumsum(torch.bincount(source, minlength=num_nodes), 0)
-    return ptr, torch.argsort(source, stable=True)
+    perm = torch.argsort(target, stable=True)
+    perm = perm.index_select(0, torch.argsort(source.index_select(0, perm), stable=True))
+    return ptr, perm, target.index_select(0, perm)
 
 
-def _row_positions(indptr: Tensor, ids: Tensor) -> Tuple[Tensor, Tensor]:
-    # The positions indptr[i] .. indptr[i + 1] - 1 of every row i of ids, one row
-    # after the other, and the count of each row.
-    start = indptr.index_select(0, ids)
-    count = indptr.index_select(0, ids + 1) - start
+def _entries_among(indptr: Tensor, indices: Tensor, rows: Tensor, members: Tensor,
+                   local_ids: Callable[[Tensor], Tensor]) -> Tuple[Tensor, Tensor]:
+    # The entries of the rows `rows` of a compressed matrix (`indices` ascending
+    # within each row) whose column is one of `members` (distinct; `local_ids` gives
+    # -1 for the others): their positions, and the index into `rows` of each, in no
+    # particular order. A row is read whole unless finding each member in it by
+    # bisection costs less (a hub's row, many times longer than the sample has
+    # members), so the cost follows the sample, not the degrees of its simplices.
+    start = indptr.index_select(0, rows)
+    degree = indptr.index_select(0, rows + 1) - start
+    steps = int(degree.max()).bit_length() if rows.numel() else 0
+    # (two bisections per member, and a Python-level call per searched row)
+    search = degree > 2 * steps * members.numel() + _SEARCH_CALL
+    whole = (~search).nonzero().view(-1)
+    pos, count = _row_positions(start.index_select(0, whole), degree.index_select(0, whole))
+    owner = torch.repeat_interleave(whole, count, output_size=pos.numel())
+    keep = (local_ids(indices.index_select(0, pos)) >= 0).nonzero().view(-1)
+    pos, owner = [pos.index_select(0, keep)], [owner.index_select(0, keep)]
+    for row in search.nonzero().view(-1).tolist():
+        # the range of each member's entries in the row (several where a graph
+        # repeats an edge)
+        begin, end = int(start[row]), int(start[row] + degree[row])
+        first = torch.searchsorted(indices[begin:end], members)
+        found, count = _row_positions(
+            first + begin, torch.searchsorted(indices[begin:end], members, right=True) - first)
+        pos.append(found)
+        owner.append(torch.full_like(found, row))
+    return torch.cat(pos), torch.cat(owner)
+
+
+def _row_positions(start: Tensor, count: Tensor) -> Tuple[Tensor, Tensor]:
+    # The positions start[i] .. start[i] + count[i] - 1 of every row i, one row after
+    # the other, and the counts.
     total = int(count.sum())
     first = torch.cumsum(count, 0) - count
     return torch.arange(total) + torch.repeat_interleave(start - first, count,
