@@ -29,10 +29,10 @@ neighbours of two hops (exact). Measured:
   (evaluations excluded) of each to the full-batch model's best held-out error,
   the loader's at most ``--max-seconds``;
 * hubs (``--hub-points``): the collation time of a batch of 1,024 vertex seeds
-  (order 0, fan-out ``--fanout``) on the Delaunay complex of that many points
-  with one more vertex joined by an edge to every other one (a hub of that
-  degree) among the seeds, against a batch of the same complex without the hub
-  among them, median of ``--repeats`` batches: what the hub adds to a batch;
+  (order 0, fan-out ``--fanout``) on the Delaunay complex of that many points,
+  and with one more vertex joined by an edge to every other one (a hub of that
+  degree, which every batch then holds), the same seeds, median of
+  ``--repeats`` batches: what the hub adds to a batch;
 * exactness on real data: on the citation complex (``CitationComplexDataset``,
   order 1, float64), the largest difference between the seeds' outputs of sampled
   batches with all neighbours of two hops and the full-batch outputs of the same
@@ -353,44 +353,42 @@ def time_to_accuracy(data: SimplicialComplexData, num_neighbors: List[int],
                 zero_mse=float(data.y[test].pow(2).mean()))
 
 
-def hub_complex(num_points: int) -> SimplicialComplexData:
+def hub_complex(num_points: int, hub: bool) -> SimplicialComplexData:
     """The Delaunay complex of :obj:`num_points` random points, without its
-    Laplacians, with vertex :obj:`num_points` joined by an edge to every other one."""
+    Laplacians; with vertex :obj:`num_points` joined by an edge to every other one
+    if :obj:`hub`."""
     points = np.random.default_rng(0).random((num_points, 2))
-    triangles = np.sort(scipy.spatial.Delaunay(points).simplices, axis=1)
-    spokes = np.stack([np.arange(num_points), np.full(num_points, num_points)], 1)
-    return SimplicialComplexData.from_simplices([triangles, spokes], close=True,
-                                                laplacians=False)
+    simplices = [np.sort(scipy.spatial.Delaunay(points).simplices, axis=1)]
+    if hub:
+        simplices.append(np.stack([np.arange(num_points), np.full(num_points, num_points)],
+                                  1))
+    return SimplicialComplexData.from_simplices(simplices, close=True, laplacians=False)
 
 
 def hub_cost(hub_points: Sequence[int], num_neighbors: List[int],
              repeats: int) -> List[Dict]:
-    """Median collation time of batches of 1,024 vertex seeds with and without the
-    hub among them (the same other seeds), per complex of :func:`hub_complex`."""
+    """Median collation time of batches of 1,024 vertex seeds (the same ones) on the
+    complexes of :func:`hub_complex` without and with the hub."""
     out = []
     for num_points in hub_points:
-        data = hub_complex(num_points)
-        loader = SimplicialNeighborLoader(data, num_neighbors, order=0, batch_size=1024)
-        generator = torch.Generator().manual_seed(0)
-        times: Dict[bool, List[float]] = {False: [], True: []}
-        sizes: Dict[bool, List[int]] = {False: [], True: []}
-        for _ in range(repeats + 1):  # (the first pair warms up)
-            seeds = torch.randperm(num_points, generator=generator)[:1024]
-            for hub in (False, True):
-                batch_seeds = torch.cat([seeds[:-1], torch.tensor([num_points])]) \
-                    if hub else seeds
+        row: Dict = dict(points=num_points)
+        for hub in (False, True):
+            data = hub_complex(num_points, hub)
+            loader = SimplicialNeighborLoader(data, num_neighbors, order=0,
+                                              batch_size=1024)
+            generator = torch.Generator().manual_seed(0)
+            times, sizes = [], []
+            for _ in range(repeats + 1):  # (the first batch warms up)
+                seeds = torch.randperm(num_points, generator=generator)[:1024]
                 tic = time.perf_counter()
-                batch = loader.collate_fn(batch_seeds)
-                times[hub].append(time.perf_counter() - tic)
-                sizes[hub].append(batch.n_id.numel())
-        out.append(dict(points=num_points, hub_degree=num_points,
-                        **{f'{name}_{int(hub)}': float(np.median(values[1:]))
-                           for name, table in (('ms', times), ('simplices', sizes))
-                           for hub, values in table.items()}))
-        out[-1]['ms_0'] *= 1e3
-        out[-1]['ms_1'] *= 1e3
-        print(out[-1], flush=True)
-        del data, loader
+                batch = loader.collate_fn(seeds)
+                times.append(time.perf_counter() - tic)
+                sizes.append(batch.n_id.numel())
+            row[f'ms_{int(hub)}'] = 1e3 * float(np.median(times[1:]))
+            row[f'simplices_{int(hub)}'] = float(np.mean(sizes[1:]))
+            del data, loader
+        out.append(row)
+        print(row, flush=True)
     return out
 
 
@@ -540,9 +538,9 @@ def report(args: argparse.Namespace, num_neighbors: List[int], speed: List[Dict]
           f'{r["train_peak_mb"]:,.0f}', f'{r["growth_mb"]:,.0f}', f'{r["mse"]:.4f}']
          for r in small + large])
     hub_table = _common.markdown_table(
-        ['points', 'hub degree', 'simplices per batch, without / with the hub',
+        ['points (hub degree)', 'simplices per batch, without / with the hub',
          'ms per batch, without the hub', 'ms per batch, with the hub', 'with / without'],
-        [[f'{h["points"]:,}', f'{h["hub_degree"]:,}',
+        [[f'{h["points"]:,}',
           f'{h["simplices_0"]:,.0f} / {h["simplices_1"]:,.0f}', f'{h["ms_0"]:.2f}',
           f'{h["ms_1"]:.2f}', f'{h["ms_1"] / h["ms_0"]:.2f}'] for h in hubs])
     peak_gb = max(max(r['build_peak_mb'], r['train_peak_mb']) for r in large) / 1024
@@ -594,9 +592,9 @@ def report(args: argparse.Namespace, num_neighbors: List[int], speed: List[Dict]
         f"loader (batches of {args.train_batch} seeds, error checked every "
         f"{args.eval_every} steps) it {reached}.\n\n"
         f"Hubs: batches of 1,024 vertex seeds (order 0, fan-out {num_neighbors}) on the "
-        f"Delaunay complex of each number of points plus one vertex joined to all of "
-        f"them, with that hub among the seeds or not (the same other seeds), median "
-        f"of {args.repeats} batches of the whole collation:\n\n{hub_table}\n\n"
+        f"Delaunay complex of each number of points, and on the same with one more "
+        f"vertex joined to all of them (a hub, in every batch), the same seeds; "
+        f"median of {args.repeats} batches of the whole collation:\n\n{hub_table}\n\n"
         f"Exactness on the citation complex (order 1, {exact['simplices']:,} "
         f"1-simplices, float64, all neighbours of two hops, batches of 64 seeds, "
         f"{exact['mean_batch']:,.0f} simplices per batch on average): largest "

@@ -280,25 +280,31 @@ def test_searched_rows_give_the_same_subcomplex(spatial, search_every_row, k):
 
 def test_a_hub_row_is_searched_not_read():
     # The entries of a hub's row among a few simplices cost in proportion to them:
-    # the row of 200,000 neighbours is never read whole.
+    # the row of 200,000 neighbours (a star) is never read whole; in the symmetric
+    # adjacency its entries come from the other rows, in a graph by bisection.
     from torch_geometric_san.loader.utils import _entries_among
     hub = 200_000
-    indptr = torch.tensor([0, hub, hub + 2])
-    indices = torch.cat([torch.arange(1, hub + 1), torch.tensor([0, 7])])
-    members = torch.tensor([0, 7, 123_456])
+    indptr = torch.cat([torch.tensor([0]), torch.arange(hub, 2 * hub + 1)])
+    indices = torch.cat([torch.arange(1, hub + 1), torch.zeros(hub, dtype=torch.long)])
+    rows = torch.tensor([7, 0, 123_456, 5])
     lookup = torch.full((hub + 1, ), -1)
-    lookup[members] = torch.arange(3)
-    read = []
+    lookup[rows] = torch.arange(4)
+    for symmetric in (True, False):
+        read = []
 
-    def local_ids(queries):
-        read.append(queries.numel())
-        return lookup[queries]
+        def local_ids(queries):
+            read.append(queries.numel())
+            return lookup[queries]
 
-    pos, owner = _entries_among(indptr, indices, torch.tensor([0, 1]), members,
-                                local_ids)
-    assert sum(read) == 2  # row 1, read whole; row 0, searched
-    assert sorted(zip(owner.tolist(), indices[pos].tolist())) == [
-        (0, 7), (0, 123_456), (1, 0), (1, 7)]
+        owner, col, pos = _entries_among(indptr, indices, rows, local_ids, symmetric)
+        assert read == [3]  # the leaves' rows, one entry each
+        pairs = sorted(zip(rows[owner].tolist(), rows[col].tolist()))
+        assert pairs == [(0, 5), (0, 7), (0, 123_456), (5, 0), (7, 0), (123_456, 0)]
+        # the position of the entry, or of its transpose (the same value)
+        row_of = torch.searchsorted(indptr, pos, right=True) - 1
+        assert all({r, c} == {a, b} for r, c, a, b in zip(
+            rows[owner].tolist(), rows[col].tolist(), row_of.tolist(),
+            indices[pos].tolist()))
 
 
 @pytest.mark.parametrize('k', [0, 1, 2])

@@ -194,12 +194,11 @@ class SimplicialAdjacency:
                   ) -> Dict[str, Tuple[Tensor, Tensor]]:
         # restrict of checked ids (the sampler's own, on every batch)
         m = ids.numel()
-        pos, rows = _entries_among(self.indptr, self.indices, ids, ids,
-                                   lambda queries: self._local_ids(ids, queries))
+        rows, cols, pos = _entries_among(self.indptr, self.indices, ids,
+                                         lambda queries: self._local_ids(ids, queries),
+                                         symmetric=True)
         diagonal = torch.arange(m)
-        cols = torch.cat([self._local_ids(ids, self.indices.index_select(0, pos)),
-                          diagonal])
-        rows = torch.cat([rows, diagonal])
+        rows, cols = torch.cat([rows, diagonal]), torch.cat([cols, diagonal])
         perm = torch.argsort(rows * m + cols)
         rows, cols = rows.index_select(0, perm), cols.index_select(0, perm)
         down, up = (torch.cat([values.index_select(0, pos).to(torch.int32),
@@ -423,8 +422,9 @@ def _subcomplex(data: SimplicialComplexData, order: int, n_id: Tensor,
             graph_rows = edge_rows(edge_index, data.num_simplices(0))
         # the columns out of the kept vertices whose targets are kept, ascending
         ptr, perm, target = graph_rows
-        pos = _entries_among(ptr, target, ids[0], ids[0],
-                             lambda queries: adjacency[0]._local_ids(ids[0], queries))[0]
+        pos = _entries_among(ptr, target, ids[0],
+                             lambda queries: adjacency[0]._local_ids(ids[0], queries),
+                             symmetric=False)[2]
         kept = perm.index_select(0, pos).sort().values
         out.edge_index = adjacency[0]._local_ids(ids[0], edge_index.index_select(1, kept))
         rows[GRAPH_EDGES] = kept
@@ -497,34 +497,52 @@ def edge_rows(edge_index: Tensor, num_nodes: int) -> GraphRows:
     return ptr, perm, target.index_select(0, perm)
 
 
-def _entries_among(indptr: Tensor, indices: Tensor, rows: Tensor, members: Tensor,
-                   local_ids: Callable[[Tensor], Tensor]) -> Tuple[Tensor, Tensor]:
-    # The entries of the rows `rows` of a compressed matrix (`indices` ascending
-    # within each row) whose column is one of `members` (distinct; `local_ids` gives
-    # -1 for the others): their positions, and the index into `rows` of each, in no
-    # particular order. A row is read whole unless finding each member in it by
-    # bisection costs less (a hub's row, many times longer than the sample has
-    # members), so the cost follows the sample, not the degrees of its simplices.
+def _entries_among(indptr: Tensor, indices: Tensor, rows: Tensor,
+                   local_ids: Callable[[Tensor], Tensor], symmetric: bool
+                   ) -> Tuple[Tensor, Tensor, Tensor]:
+    # The entries of the rows `rows` (distinct) of a compressed matrix (`indices`
+    # ascending within each row) whose column is also one of `rows` (`local_ids`: its
+    # index into `rows`, or -1): the index into `rows` of the row and of the column
+    # of each, and its position (for a `symmetric` matrix, that of its transpose
+    # where it comes from there), in no particular order.
+    # A row much longer than the sample (a hub's) is not read whole, so that the cost
+    # follows the sample, not the degrees of its simplices: in a symmetric matrix
+    # its entries are those of the other rows' columns that name it, and the
+    # entries between such rows are found by bisection; otherwise every member of
+    # the sample is found in it by bisection (two per member).
     start = indptr.index_select(0, rows)
     degree = indptr.index_select(0, rows + 1) - start
-    steps = int(degree.max()).bit_length() if rows.numel() else 0
-    # (two bisections per member, and a Python-level call per searched row)
-    search = degree > 2 * steps * members.numel() + _SEARCH_CALL
+    m = rows.numel()
+    steps = int(degree.max()).bit_length() if m else 0
+    search = degree > (m if symmetric else 2 * steps * m) + _SEARCH_CALL
     whole = (~search).nonzero().view(-1)
     pos, count = _row_positions(start.index_select(0, whole), degree.index_select(0, whole))
     owner = torch.repeat_interleave(whole, count, output_size=pos.numel())
-    keep = (local_ids(indices.index_select(0, pos)) >= 0).nonzero().view(-1)
-    pos, owner = [pos.index_select(0, keep)], [owner.index_select(0, keep)]
-    for row in search.nonzero().view(-1).tolist():
-        # the range of each member's entries in the row (several where a graph
-        # repeats an edge)
+    col = local_ids(indices.index_select(0, pos))
+    keep = (col >= 0).nonzero().view(-1)
+    pos, owner, col = (t.index_select(0, keep) for t in (pos, owner, col))
+    long = search.nonzero().view(-1)
+    if not long.numel():
+        return owner, col, pos
+    found = [(owner, col, pos)]
+    if symmetric:
+        named = search.index_select(0, col).nonzero().view(-1)
+        found.append((col.index_select(0, named), owner.index_select(0, named),
+                      pos.index_select(0, named)))
+        targets = long  # (only the long rows' entries among themselves are left)
+    else:
+        targets = torch.arange(m)
+    ids = rows.index_select(0, targets)
+    ids, order = ids.sort()  # (ascending queries: the bisections share their paths)
+    targets = targets.index_select(0, order)
+    for row in long.tolist():
         begin, end = int(start[row]), int(start[row] + degree[row])
-        first = torch.searchsorted(indices[begin:end], members)
-        found, count = _row_positions(
-            first + begin, torch.searchsorted(indices[begin:end], members, right=True) - first)
-        pos.append(found)
-        owner.append(torch.full_like(found, row))
-    return torch.cat(pos), torch.cat(owner)
+        first = torch.searchsorted(indices[begin:end], ids)
+        count = torch.searchsorted(indices[begin:end], ids, right=True) - first
+        at, _ = _row_positions(first + begin, count)
+        found.append((torch.full_like(at, row),
+                      torch.repeat_interleave(targets, count, output_size=at.numel()), at))
+    return tuple(torch.cat(parts) for parts in zip(*found))
 
 
 def _row_positions(start: Tensor, count: Tensor) -> Tuple[Tensor, Tensor]:
