@@ -276,6 +276,34 @@ def test_batch_complexes_of_sub_complexes_sampled_at_their_top_order(dense):
                                       scipy.linalg.block_diag(*blocks), accessor)
 
 
+def test_sub_complexes_sampled_at_and_below_the_top_batch_together():
+    # A sub-complex sampled at the top order of its complex stored no upper
+    # Laplacian there, one sampled below the top of its complex (of the same order)
+    # an empty one: batch_complexes refused the pair for their different keys.
+    from torch_geometric_san.loader import simplicial_subcomplex
+    edges = SimplicialComplexData.from_simplices([[0, 1], [1, 2]])
+    triangle = SimplicialComplexData.from_simplices([[0, 1, 2], [2, 3]], close=True)
+    at_top = simplicial_subcomplex(edges, 1, torch.tensor([0]))
+    below = simplicial_subcomplex(triangle, 1, torch.tensor([triangle.simplices_1
+                                                             .tolist().index([2, 3])]))
+    assert at_top.up_index_1.shape == (2, 0) and at_top.up_weight_1.shape == (0, )
+    assert below.up_index_1.shape == (2, 0) and at_top.validate()
+    for pair in ([at_top, below], [below, at_top]):
+        batch = batch_complexes(pair)
+        assert batch.order == 1 and batch.operators(1).up.nnz == 0
+
+
+def test_sparse_attributes_joined_block_diagonally_batch():
+    # PyG joins a sparse adjacency block-diagonally (its cat dim a tuple), which
+    # failed in batch_complexes' checks with a bare TypeError.
+    complexes = [_triangle(), _triangle()]
+    for data in complexes:
+        data.adj_t = torch.eye(3).to_sparse()
+    batch = batch_complexes(complexes)
+    assert batch.adj_t.shape == (6, 6)
+    assert torch.equal(batch.adj_t.to_dense(), torch.eye(6))
+
+
 def test_pyg_loader_refuses_a_higher_order_before_a_lower_one():
     # PyG's collation looks up the first complex's attributes in every complex: a
     # triangle first asks an edge for its 2-simplices, and the edge says why (a
@@ -368,6 +396,15 @@ BATCHING_CASES = {
     'batch-other-dtypes': (batch_complexes, ([_triangle(), _triangle(
         dtype=torch.float64)], ), {}, ValueError, "the operators of data_list\\[1\\] "
         "are torch.float64 but those of data_list\\[0\\] torch.float32"),
+    'batch-exclude-a-str': (batch_complexes, ([_triangle(y=torch.tensor([1]))], ),
+                            dict(exclude_keys='y_mask'), TypeError,
+                            r"exclude_keys must be a list of attribute names, not str "
+                            r"\(write \['y_mask'\]\)"),
+    'batch-follow-an-int': (batch_complexes, ([_triangle()], ), dict(follow_batch=1),
+                            TypeError, "follow_batch must be a list of attribute names, "
+                            "not int"),
+    'batch-exclude-ints': (batch_complexes, ([_triangle()], ), dict(exclude_keys=[5]),
+                           TypeError, r"exclude_keys must hold attribute names \(strs\)"),
     'batch-other-label-dtype': (batch_complexes, ([_triangle(y=torch.tensor([1])),
                                                    _triangle(y=torch.tensor([1.0]))], ),
                                 {}, ValueError, "'y' of data_list\\[1\\] is "

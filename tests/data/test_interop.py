@@ -260,6 +260,38 @@ def test_oriented_export_refuses_signals_it_cannot_negate(dtype):
 
 
 @needs_toponetx
+def test_oriented_export_refuses_a_minimum_it_cannot_negate():
+    # int8 -128 on an edge stored from 1 to 0 was exported as -128 (it wraps)
+    x_1 = torch.tensor([[-128, 5]], dtype=torch.int8)
+    data = SimplicialComplexData.from_incidence([np.array([[1], [-1]])], x_1=x_1)
+    with pytest.raises(ValueError, match=r"'x_1' \(int8\) holds its type's minimum"):
+        data.to_toponetx()
+    data.x_1 = x_1.long()
+    values = data.to_toponetx().get_simplex_attributes('x', 1)
+    np.testing.assert_array_equal(values[(0, 1)], [128, -5])
+
+
+def test_exports_do_not_share_memory_with_the_complex():
+    # The rows handed out were views of x_k (and so of the graph a lifting took x
+    # from): an in-place edit on either side changed the other.
+    graph = Data(x=torch.zeros(3, 1), edge_index=torch.tensor([[0, 1], [1, 2]]),
+                 edge_attr=torch.zeros(2, 1))
+    data = LiftToCliqueComplex(max_order=1, edge_attr='feature')(graph)
+    exported = data.to_networkx()
+    exported.nodes[0]['x'][0] = 5.0
+    u, v = data.simplices_1[0].tolist()
+    exported.edges[u, v]['x'][0] = 7.0
+    assert graph.x.abs().sum() == 0 and data.x_0.abs().sum() == 0
+    assert data.x_1.abs().sum() == 0
+    if tnx is not None:
+        complex = data.to_toponetx(oriented=False)
+        complex.get_simplex_attributes('x', 1)[(u, v)][0] = 9.0
+        assert data.x_1.abs().sum() == 0
+    data.x_0.add_(1.0)
+    assert exported.nodes[0]['x'][0] == 5.0
+
+
+@needs_toponetx
 @pytest.mark.parametrize('edges', [[[0, 1], [1, 2]], [], 'single'])
 def test_round_trip_keeps_empty_top_orders(edges):
     # TopoNetX's dimension is that of its largest simplex: the padded order 2 of a

@@ -375,6 +375,10 @@ def test_validate_accepts_built_complexes_and_their_batches(random_tree, annulus
                          "distinct and ascending"),
     ('simplex_repeated', "'simplices_1' lists a 1-simplex more than once"),
     ('missing_order', "'simplices_1' is missing, but the complex has order 2"),
+    # (a torch error inside validate(), even with raise_on_error=False, or a pass)
+    ('boundary_float', "'boundary_index_1' needs integer ids in a dense tensor "
+                       "\\(found torch.float32"),
+    ('index_bool', "'up_index_1' needs integer ids in a dense tensor \\(found torch.bool"),
     ('graph', "'edge_index' contains larger indices"),
     ('graph_x', "'x' is set, but a complex holds its features per order"),
 ])
@@ -404,6 +408,13 @@ def test_validate_finds_attributes_changed_after_building(annulus, case, match):
         data.simplices_1 = data.simplices_1[:, :1]
     elif case == 'index':
         data.up_index_1[0, 0] = 20
+    elif case == 'boundary_float':
+        data.boundary_index_1 = data.boundary_index_1.float()
+    elif case == 'index_bool':
+        data.up_index_1 = data.up_index_1.bool()
+        with pytest.raises(ValueError, match="'up_index_1' needs integer ids \\(found "
+                           "torch.bool\\)"):
+            data.operators(1)
     elif case == 'face':
         data.boundary_index_2[0, 0] = -1
     elif case == 'weight':

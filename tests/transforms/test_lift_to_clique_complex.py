@@ -137,6 +137,10 @@ BAD_GRAPHS = {
                          "stores its edges as 'adj_t'.*before ToSparseTensor"),
     'float-edge-index': (dict(edge_index=torch.tensor([[0., 1.], [1., 2.]]),
                               num_nodes=3), TypeError, "edge_index must hold integers"),
+    'sparse-edge-index': (dict(edge_index=torch.tensor([[0, 1], [1, 2]]).to_sparse(),
+                               num_nodes=3), TypeError,
+                          "edge_index must be a dense \\[2, num_edges\\] tensor, not "
+                          "torch.sparse_coo"),
     'edge-index-shape': (dict(edge_index=torch.tensor([[0, 1, 2]]), num_nodes=3),
                          ValueError, r"edge_index must have shape \[2, num_edges\]"),
     'node-out-of-range': (dict(edge_index=torch.tensor([[0, 1], [1, 5]]), num_nodes=3),
@@ -357,6 +361,29 @@ def test_integer_node_features_are_lifted_as_floats():
     assert data.x_0.dtype == torch.int64  # x itself is kept as given
     assert data.x_2.tolist() == [[1.]] and data.x_2.dtype == torch.float32
     assert data.x_1[:, 0].tolist() == [0.5, 1.0, 1.5, 2.5]
+
+
+def test_lifted_and_given_features_are_joined_in_the_type_of_both():
+    # The given features were cast to the lifted ones' type: float64 edge features
+    # lost their last bits beside float32 node features, and 1e5 became inf beside
+    # float16 ones (which validate() passed).
+    graph = Data(x=torch.ones(2, 1), edge_index=torch.tensor([[0], [1]]),
+                 edge_attr=torch.tensor([[1 + 2 ** -40]], dtype=torch.float64))
+    data = LiftToCliqueComplex(max_order=1, edge_attr='feature', lift_x=True,
+                               dtype=torch.float64)(graph)
+    assert data.x_1.dtype == torch.float64 and data.x_1[0, 1] == 1 + 2 ** -40
+    graph.x, graph.edge_attr = torch.ones(2, 1, dtype=torch.float16), \
+        torch.tensor([[1e5]])
+    data = LiftToCliqueComplex(max_order=1, edge_attr='feature', lift_x=True)(graph)
+    assert data.x_1.dtype == torch.float32 and data.x_1.tolist() == [[1.0, 1e5]]
+
+
+def test_lifted_features_that_overflow_are_refused():
+    # An integer x of 70000 lifted in float16 became inf.
+    graph = Data(x=torch.tensor([[70000], [70000]]), edge_index=torch.tensor([[0], [1]]))
+    with pytest.raises(ValueError, match=r"x_1, lifted from x \(torch.int64\) to the "
+                       r"1-simplices, has infinite entries in torch.float16"):
+        LiftToCliqueComplex(max_order=1, lift_x=True, dtype=torch.float16)(graph)
 
 
 def test_feature_counts_without_features():

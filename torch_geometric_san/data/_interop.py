@@ -154,7 +154,9 @@ def _signal(data: Any, k: int) -> Optional[np.ndarray]:
     problem = rows_problem(f'x_{k}', x, k, data.num_simplices(k))
     if problem:
         raise ValueError(problem)
-    return to_numpy(x)
+    # (a copy: the rows handed out would otherwise be views of x_k, and of the graph
+    # a lifting took x from, changed by any in-place edit of either side)
+    return np.array(to_numpy(x), copy=True)
 
 
 def _simplex_rows(data: Any, k: int) -> np.ndarray:
@@ -185,10 +187,16 @@ def _to_toponetx(data: Any, signal: Optional[str], oriented: bool) -> Any:
             continue
         if oriented:
             sign = _orientations(data, k)
-            if x.dtype.kind in 'bu' and bool((sign < 0).any()):  # (wrapped or kept)
+            flipped = sign < 0
+            if x.dtype.kind in 'bu' and bool(flipped.any()):  # (wrapped or kept)
                 raise TypeError(f"'x_{k}' ({x.dtype}) cannot be negated for the "
                                 f"{k}-simplices stored in the opposite orientation; "
                                 f"convert it to a signed type, or pass oriented=False")
+            if x.dtype.kind == 'i' and bool((x[flipped] == np.iinfo(x.dtype).min).any()):
+                raise ValueError(f"'x_{k}' ({x.dtype}) holds its type's minimum on a "
+                                 f"{k}-simplex stored in the opposite orientation, "
+                                 f"whose negation does not fit the type (it wraps to "
+                                 f"itself); convert it to a wider type")
             x = x * sign.astype(x.dtype).reshape(-1, *([1] * (x.ndim - 1)))
         keys = map(tuple, _simplex_rows(data, k).tolist())
         complex.set_simplex_attributes(dict(zip(keys, x)), name=signal)

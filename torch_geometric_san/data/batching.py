@@ -129,12 +129,29 @@ def batch_complexes(data_list: Sequence[SimplicialComplexData],
         raise ValueError("data_list is empty: a batch needs at least one complex")
     for i, data in enumerate(data_list):
         _check_complex_arg(data, f'data_list[{i}]', 'pad and batch single complexes')
+    follow_batch, exclude_keys = (_check_keys(keys, name) for keys, name in (
+        (follow_batch, 'follow_batch'), (exclude_keys, 'exclude_keys')))
     order = max(_batch_order(data) for data in data_list)
     padded = _pad_features([pad_order(data, order) if data.order < order else data
                             for data in data_list])
     _check_same_attributes(padded, set(exclude_keys or ()))
     return Batch.from_data_list(padded, follow_batch=follow_batch,
                                 exclude_keys=exclude_keys)
+
+
+def _check_keys(keys: Any, name: str) -> Optional[List[str]]:
+    # follow_batch or exclude_keys: None or names (a str was taken for the set of
+    # its characters, and dropped or followed other attributes, silently).
+    if keys is None:
+        return None
+    if isinstance(keys, (str, bytes)) or not isinstance(keys, collections.abc.Iterable):
+        raise TypeError(f"{name} must be a list of attribute names, not "
+                        f"{type(keys).__name__}" + (f" (write [{keys!r}])"
+                                                   if isinstance(keys, str) else ''))
+    keys = list(keys)
+    if not all(isinstance(key, str) for key in keys):
+        raise TypeError(f"{name} must hold attribute names (strs), got {keys!r}")
+    return keys
 
 
 def _pad_features(data_list: List[SimplicialComplexData]
@@ -215,6 +232,7 @@ def _layout(data: SimplicialComplexData, key: str, value: Tensor) -> Tuple[Any, 
     # What PyG's collate needs to agree between the tensors of one attribute.
     dim = data.__cat_dim__(key, value)
     shape = list(value.shape)
-    if dim is not None and shape:
-        shape[dim % len(shape)] = -1
+    if dim is not None and shape:  # (a tuple where PyG joins block-diagonally)
+        for d in (dim if isinstance(dim, tuple) else (dim, )):
+            shape[d % len(shape)] = -1
     return value.dtype, tuple(shape)

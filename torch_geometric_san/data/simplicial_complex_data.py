@@ -439,7 +439,7 @@ class SimplicialComplexData(Data):
                 copied as they are. (default: :obj:`True`)
 
         Returns:
-            toponetx.SimplicialComplex: A new complex.
+            toponetx.SimplicialComplex: A new complex (its signals are copies).
 
         Raises:
             ImportError: If TopoNetX is not installed.
@@ -447,7 +447,9 @@ class SimplicialComplexData(Data):
                 :obj:`oriented` not a bool, or an unsigned or bool signal would
                 be negated (:obj:`oriented=True` with simplices stored in the
                 opposite orientation).
-            ValueError: If a signal ``x_k`` has not one row per k-simplex.
+            ValueError: If a signal ``x_k`` has not one row per k-simplex, or a
+                signed integer one would be negated where it holds its type's
+                minimum.
         """
         return _interop._to_toponetx(self, signal, oriented)
 
@@ -463,7 +465,7 @@ class SimplicialComplexData(Data):
                 (default: :obj:`"x"`)
 
         Returns:
-            networkx.Graph: A new undirected graph.
+            networkx.Graph: A new undirected graph (its attributes are copies).
 
         Raises:
             TypeError: If :obj:`signal` is not a str or :obj:`None`.
@@ -749,7 +751,14 @@ class SimplicialComplexData(Data):
     def _operator(self, name: str, k: int) -> OperatorPair:
         self._check_k(k)
         if f'{name}_index_{k}' in self._store:  # O(1); `in self` lists every key
-            return self[f'{name}_index_{k}'], self[f'{name}_weight_{k}']
+            index = self[f'{name}_index_{k}']
+            if not isinstance(index, Tensor) or index.is_floating_point() or \
+                    index.is_complex() or index.dtype == torch.bool:
+                # (set after construction; it failed inside torch's conversions)
+                found = index.dtype if isinstance(index, Tensor) else type(index).__name__
+                raise ValueError(f"'{name}_index_{k}' needs integer ids (found {found}): "
+                                 f"build the complex again, or check it with validate()")
+            return index, self[f'{name}_weight_{k}']
         weight = self._operator_tensor()
         if weight is None or (name != 'boundary' and 'hodge_index_0' not in self._store):
             raise ValueError(f"the complex holds no Laplacians (built with "
@@ -907,6 +916,14 @@ class SimplicialComplexData(Data):
                 # rows index the (k-1)-faces for a boundary, the k-simplices otherwise
                 bounds = (sizes[k - 1] if kind == 'boundary' and k >= 1 else sizes[k],
                           sizes[k])
+                if not isinstance(index, Tensor) or index.layout != torch.strided or \
+                        index.is_floating_point() or index.is_complex() or \
+                        index.dtype == torch.bool:
+                    found = (f'{index.dtype}, {index.layout}' if isinstance(index, Tensor)
+                             else type(index).__name__)
+                    problem(f"'{key}' needs integer ids in a dense tensor (found "
+                            f"{found})")
+                    continue
                 if index.dim() != 2 or index.size(0) != 2:
                     problem(f"'{key}' needs shape [2, nnz] (found {list(index.shape)})")
                     continue

@@ -242,7 +242,9 @@ def simplicial_subcomplex(data: SimplicialComplexData, order: int, n_id: Tensor,
       kept simplex is kept);
     * ``up``, ``down`` and ``hodge`` Laplacians: the rows and columns of the
       full complex's operators for the kept simplices, with the full complex's
-      values (the normalised Hodge Laplacian keeps the full complex's scale) and its
+      values (the normalised Hodge Laplacian keeps the full complex's scale; below
+      float64 its values can differ from the stored ones by a rounding, as the
+      scale is read from ``spectrum_j``, stored in the complex's dtype) and its
       ``spectrum_j``, which
       :meth:`~torch_geometric_san.data.SimplicialComplexData.operators` hands to the
       spectral normalisation. They are not the Laplacians of the sub-complex: the
@@ -451,6 +453,11 @@ def _subcomplex(data: SimplicialComplexData, order: int, n_id: Tensor,
                 0, ids[j]).view(-1)
         for name, (index, weight) in adjacency[j]._restrict(ids[j], dtype).items():
             out[f'{name}_index_{j}'], out[f'{name}_weight_{j}'] = index, weight
+    if f'up_index_{order}' not in out._store:  # (its top order: stored empty, as the
+        # constructors store it, so that it batches with sub-complexes sampled below
+        # the top of theirs)
+        out[f'up_index_{order}'] = torch.empty((2, 0), dtype=torch.long)
+        out[f'up_weight_{order}'] = torch.empty((0, ), dtype=dtype)
     out.n_id = n_id
     for j in range(order):
         out[f'n_id_{j}'] = ids[j]

@@ -85,8 +85,15 @@ class _Lifting(BaseTransform):
                 lifted = _lift_node_features(out.x_0, out[f'simplices_{k}'], self.reduce,
                                             self.dtype)
                 given = out[f'x_{k}'] if f'x_{k}' in out else None
-                out[f'x_{k}'] = lifted if given is None else torch.cat(
-                    [lifted, given.to(lifted.dtype)], dim=1)
+                if given is not None:  # (in the type of both: casts lost values)
+                    dtype = torch.promote_types(lifted.dtype, given.dtype)
+                    lifted = torch.cat([lifted.to(dtype), given.to(dtype)], dim=1)
+                if lifted.is_floating_point() and not torch.isfinite(lifted).all():
+                    raise ValueError(f"x_{k}, lifted from x ({out.x_0.dtype}) to the "
+                                     f"{k}-simplices, has infinite entries in "
+                                     f"{lifted.dtype}: lift in a wider floating type "
+                                     f"(the lifting's dtype, or x converted first)")
+                out[f'x_{k}'] = lifted
         return out
 
     def _options(self) -> List[str]:

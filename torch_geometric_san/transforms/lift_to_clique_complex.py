@@ -41,7 +41,9 @@ class LiftToCliqueComplex(_Lifting):
     * A graph's own ``x_0`` beside ``x``, or ``x_1`` beside ``edge_attr``, is refused
       (the lifting makes them). Its other ``x_k`` are kept as features of order
       :math:`k`, their rows taken to follow ``simplices_k``, and placed after the
-      lifted node features with :obj:`lift_x`.
+      lifted node features with :obj:`lift_x`, both in the type that holds both
+      (:func:`torch.promote_types`); lifted features that overflow their type are
+      refused.
 
     The complex is padded to :obj:`max_order` (with empty orders) when the graph has no
     cliques that large, so lifted graphs can always be batched together. The cliques

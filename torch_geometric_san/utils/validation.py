@@ -401,11 +401,15 @@ def check_edge_index(edge_index: Any, num_nodes: int) -> torch.Tensor:
         torch.Tensor: :obj:`edge_index`.
 
     Raises:
-        TypeError: If it is not a tensor of integers.
+        TypeError: If it is not a dense tensor of integers.
         ValueError: If its shape is not :math:`[2, E]` or an id is out of range.
     """
     if not isinstance(edge_index, torch.Tensor):
         raise TypeError(f"edge_index must be a tensor, not {type(edge_index).__name__}")
+    if edge_index.layout != torch.strided:
+        raise TypeError(f"edge_index must be a dense [2, num_edges] tensor, not "
+                        f"{edge_index.layout} (an adjacency matrix: take its "
+                        f".coalesce().indices())")
     if edge_index.is_floating_point() or edge_index.is_complex() or \
             edge_index.dtype == torch.bool:
         raise TypeError(f"edge_index must hold integers, got {edge_index.dtype}")
