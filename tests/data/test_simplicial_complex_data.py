@@ -442,6 +442,12 @@ def test_validate_finds_attributes_changed_after_building(annulus, case, match):
     with pytest.warns(UserWarning, match=match):
         assert data.validate(raise_on_error=False) is False
 
+
+def test_validate_takes_a_bool():
+    # 'False' was taken as true
+    with pytest.raises(TypeError, match="raise_on_error must be True or False, not str"):
+        SimplicialComplexData.from_simplices([[0, 1]]).validate(raise_on_error='False')
+
 def _simplex_rows(tree):
     # The top-dimensional simplices of a GUDHI tree, by order, as lists of rows.
     rows = {}

@@ -188,6 +188,10 @@ CASES = {
     'incidence-torch-sparse-3d': (from_incidence, ([torch.ones(2, 2, 2).to_sparse()], ),
                                   {}, ValueError, r"B_1 must be 2-D, got shape "
                                   r"\[2, 2, 2\]"),
+    # (a hybrid tensor, dense values per entry, failed unpacking its indices)
+    'incidence-torch-hybrid': (from_incidence, ([torch.sparse_coo_tensor(
+        torch.tensor([[0, 1]]), torch.tensor([[1.], [-1.]]), (2, 1))], ), {}, ValueError,
+        "B_1 must be 2-D with two sparse dimensions, got shape \\[2, 1\\] with 1"),
     'incidence-sparse-complex': (from_incidence, ([sp.csc_array(B1.astype(complex))], ),
                                  {}, TypeError, "B_1 must be numeric, got dtype "
                                  "complex128"),

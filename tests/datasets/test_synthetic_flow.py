@@ -252,6 +252,13 @@ def test_bad_arguments(tmp_path):
         _dataset(tmp_path, orientation="flipped")
 
 
+def test_refused_arguments_leave_no_processed_folder(tmp_path):
+    # (process() refused them after making root/processed)
+    with pytest.raises(ValueError, match="No vertex lies in the region"):
+        SyntheticFlowDataset(str(tmp_path), num_points=30, log=False)
+    assert not (tmp_path / "processed").exists()
+
+
 def test_interrupted_processing_leaves_no_trusted_file(tmp_path, monkeypatch):
     real_save = torch.save
 
@@ -262,8 +269,9 @@ def test_interrupted_processing_leaves_no_trusted_file(tmp_path, monkeypatch):
     monkeypatch.setattr(torch, "save", interrupted)
     with pytest.raises(KeyboardInterrupt):
         _dataset(tmp_path, split="test", num_test=10)
-    processed = tmp_path / "processed"
-    assert not any(p.suffix == ".pt" for p in processed.iterdir())
+    processed = tmp_path / "processed"  # (removed where nothing was left in it)
+    assert not processed.exists() or not any(p.suffix == ".pt"
+                                             for p in processed.iterdir())
     monkeypatch.setattr(torch, "save", real_save)
     dataset = _dataset(tmp_path, split="test", num_test=10)
     assert len(dataset) == 10

@@ -442,3 +442,11 @@ def test_a_hub_without_laplacians():
                                rtol=1e-6, atol=0)
     batch = next(iter(SimplicialNeighborLoader(light, [-1], order=1, batch_size=2)))
     assert batch.batch_size == 2 and batch.num_simplices(1) == n
+
+
+def test_vertex_ids_beyond_gudhi_are_refused():
+    # GUDHI's 32-bit vertex handles wrapped the id 2**31 + 5 to a negative one (a
+    # misleading error later); the cap also keeps the edge keys within int64.
+    from torch_geometric_san.transforms.lift_to_clique_complex import _cliques
+    with pytest.raises(ValueError, match="beyond the 2147483648 of GUDHI's 32-bit"):
+        _cliques(np.array([0]), np.array([2 ** 31 + 5]), 2 ** 31 + 6, 2)

@@ -35,6 +35,12 @@ def test_rips_of_the_unit_square():
     assert alone.num_nodes == 4 and simplices(alone) == [[], []]
 
 
+def test_a_threshold_beyond_floats_takes_every_edge():
+    # an int of 10**400 raised an OverflowError in float()
+    assert simplices(LiftToRipsComplex(max_edge_length=10 ** 400)(Data(pos=SQUARE))) == \
+        simplices(LiftToRipsComplex(max_edge_length=float('inf'))(Data(pos=SQUARE)))
+
+
 def test_rips_matches_the_distances():
     pos = random_cloud(0)
     data = LiftToRipsComplex(max_edge_length=0.3, max_order=3)(Data(pos=pos))

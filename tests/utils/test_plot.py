@@ -137,6 +137,10 @@ BAD_PLOTS = {
     "edge-signal-inf": (dict(edge_signal=torch.tensor([1.0, float("inf"), 0, 0, 0,
                                                        0])), ValueError,
                         "'edge_signal' has NaN or infinite entries"),
+    # (a truthy 'no' drew a colour bar; an int failed inside matplotlib)
+    "colorbar-str": (dict(colorbar="no"), TypeError,
+                     "'colorbar' must be True or False, not str"),
+    "ax-int": (dict(ax=1), TypeError, "'ax' must be matplotlib Axes, not int"),
     "attention-weight-nan": (dict(attention=(torch.tensor([[0], [2]]),
                                              torch.tensor([NAN]))), ValueError,
                              "'attention weight' has NaN or infinite entries"),

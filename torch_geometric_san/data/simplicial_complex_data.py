@@ -848,6 +848,8 @@ class SimplicialComplexData(Data):
         Returns:
             bool: Whether the complex passed every check.
         """
+        # (a string such as 'False' was taken as true)
+        raise_on_error = check_bool(raise_on_error, 'raise_on_error')
         status = super().validate(raise_on_error)
         name = type(self).__name__
 
@@ -1266,6 +1268,10 @@ def _as_incidence(matrix: IncidenceInput, k: int) -> sp.csc_array:
             matrix = matrix.detach().cpu().to_sparse_coo().coalesce()
             if matrix.dim() != 2:
                 raise ValueError(f"{name} must be 2-D, got shape {list(matrix.shape)}")
+            if matrix.sparse_dim() != 2:  # (a hybrid tensor: dense values per entry)
+                raise ValueError(f"{name} must be 2-D with two sparse dimensions, got "
+                                 f"shape {list(matrix.shape)} with "
+                                 f"{matrix.sparse_dim()} (use .to_dense() first)")
             row, col = matrix.indices().numpy()
             matrix = sp.coo_array((matrix.values().numpy(), (row, col)),
                                   shape=tuple(matrix.shape))

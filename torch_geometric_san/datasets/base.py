@@ -122,8 +122,15 @@ class SharedComplexDataset(InMemoryDataset):
             self._process_files()
 
     def _process_files(self) -> None:
+        made = not os.path.isdir(self.processed_dir)
         os.makedirs(self.processed_dir, exist_ok=True)
-        self.process()
+        try:
+            self.process()
+        except BaseException:
+            # (arguments process() refuses left an empty processed/ behind)
+            if made and not os.listdir(self.processed_dir):
+                os.rmdir(self.processed_dir)
+            raise
 
     @staticmethod
     def save_shared(

@@ -200,4 +200,7 @@ def _check_threshold(value: Any, name: str) -> float:
         raise TypeError(f"{name} must be a number, not {type(value).__name__}")
     if not value >= 0:
         raise ValueError(f"{name} must be non-negative, got {value}")
-    return float(value)
+    try:
+        return float(value)
+    except OverflowError:  # (an int beyond floats: every distance is below it)
+        return float('inf')

@@ -181,6 +181,10 @@ class LiftToCliqueComplex(_Lifting):
         return options[:1] + [f'edge_attr={self.edge_attr!r}'] + options[1:]
 
 
+#: The vertex ids GUDHI's simplex tree holds (signed 32-bit handles).
+_GUDHI_VERTICES = 2 ** 31
+
+
 def _cliques(low: np.ndarray, high: np.ndarray, num_nodes: int,
              max_order: int) -> List[np.ndarray]:
     # The k-cliques of the edges (low, high), k = 1..max_order, lexicographic order,
@@ -188,6 +192,9 @@ def _cliques(low: np.ndarray, high: np.ndarray, num_nodes: int,
     # deduplicated first, by sorting their keys (NumPy's hash-based np.unique is far
     # slower on integer keys), which halves GUDHI's insertions for a graph that holds
     # both directions of each edge.
+    if num_nodes > _GUDHI_VERTICES:  # (GUDHI wraps larger ids to negative ones)
+        raise ValueError(f"a graph of {num_nodes} nodes has vertex ids beyond the "
+                         f"{_GUDHI_VERTICES} of GUDHI's 32-bit vertex handles")
     keys = np.sort(low * num_nodes + high)
     keys = keys[np.r_[True, keys[1:] != keys[:-1]]] if len(keys) else keys
     tree = gudhi.SimplexTree()

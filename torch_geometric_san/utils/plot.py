@@ -5,7 +5,7 @@ import numpy as np
 from torch import Tensor
 
 from torch_geometric_san.utils.convert import to_numpy
-from torch_geometric_san.utils.validation import check_int
+from torch_geometric_san.utils.validation import check_bool, check_int
 
 ArrayLike = Union[Tensor, np.ndarray]
 
@@ -121,6 +121,9 @@ def plot_complex(
     check_int(attention_order, "'attention_order'", minimum=0)
     if attention_top_k is not None:
         check_int(attention_top_k, "'attention_top_k'", minimum=1)
+    check_bool(colorbar, "'colorbar'")
+    if ax is not None and not hasattr(ax, "add_collection"):
+        raise TypeError(f"'ax' must be matplotlib Axes, not {type(ax).__name__}")
     if signal_style not in ("arrows", "widths"):
         raise ValueError(f"'signal_style' must be 'arrows' or 'widths', got "
                          f"{signal_style!r}")
