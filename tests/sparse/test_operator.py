@@ -268,6 +268,16 @@ def test_neighbourhood():
     assert op.neighbourhood(True).index.tolist() == with_loops.index.tolist()
 
 
+def test_abs_keeps_the_pattern_and_shares_the_compressed_rows():
+    dense, index, weight = random_operator(seed=3)
+    op = SparseOperator.from_index(index, weight, dense.shape[0])
+    unsigned = op.abs()
+    assert torch.equal(unsigned.to_dense(), dense.abs()) and unsigned is op.abs()
+    assert unsigned.structure() is op.structure() and unsigned.eigenvalue is None
+    with pytest.raises(ValueError, match="abs\\(\\) needs an operator with values"):
+        SparseOperator.from_index(index, None, dense.shape[0]).abs()
+
+
 def test_shifted_and_expand():
     x = torch.randn(7, 2, dtype=torch.float64)
     eye = torch.eye(7, dtype=torch.float64)

@@ -313,6 +313,16 @@ class SparseOperator(_Immutable):
                 index, sign = _coalesce(index, sign, n)
         return SparseOperator(index, sign, n)
 
+    def abs(self) -> 'SparseOperator':
+        r"""The operator :math:`|\mathbf{A}|` with the absolute values of the
+        entries, on the same pattern (its compressed rows shared with this one's),
+        e.g. the unsigned incidence of faces and cofaces."""
+        def make() -> 'SparseOperator':
+            out = SparseOperator(self.index, self._fixed('abs()').abs(), self.shape)
+            out._cache['structure'] = self.structure()  # (the same entries)
+            return out
+        return self._derived('abs', make)
+
     def shifted(self, eps: float) -> 'SparseOperator':
         r"""The operator :math:`\mathbf{I} - \epsilon\mathbf{A}` of a square
         operator with fixed values (the harmonic filter's step)."""

@@ -8,7 +8,6 @@ from torch_geometric.loader import DataLoader
 from torch_geometric_san.data import SimplicialComplexData
 from torch_geometric_san.nn import SANConv
 from torch_geometric_san.nn.models import MultiOrderSAN
-from torch_geometric_san.nn.models.multi_order_san import _unsigned as unsigned
 
 CONV = dict(J_up=2, J_down=2, J_harmonic=2)
 
@@ -64,13 +63,25 @@ def test_layer_is_san_conv_plus_messages_through_unsigned_boundaries(kit):
                 + layer.from_above['1'](B2 @ data.x_2))
     out = layer({k: data[f'x_{k}'] for k in range(3)},
                 {k: data.operators(k) for k in range(3)},
-                {k: unsigned(data.operators(k - 1).coboundary) for k in (1, 2)})
+                {k: data.operators(k - 1).coboundary.abs() for k in (1, 2)})
     assert torch.allclose(out[1], expected, atol=1e-12)
     assert set(out) == {0, 1, 2} and '0' not in layer.from_below
     assert '2' not in layer.from_above
     # No lower branch on the nodes, no upper one on the triangles.
     assert layer.convs['0'].J_down == 0 and layer.convs['0'].J_up == 2
     assert layer.convs['2'].J_up == 0 and layer.convs['2'].J_down == 2
+
+
+def test_the_unsigned_incidences_are_kept_on_the_operators(kit):
+    # |B_k|^T was built anew on every forward (its compressed rows and transpose
+    # derived again each time); it is kept on the operators value as they are.
+    data = with_signals(kit.delaunay(10))
+    net = model([3, 4, 2], 6, num_layers=2, out_channels=1, readout='sum')
+    first = net(data)
+    kept = {k: data.operators(k - 1).coboundary.abs() for k in (1, 2)}
+    assert all(kept[k].t() is data.operators(k - 1).coboundary.abs().t() for k in kept)
+    assert torch.equal(net(data), first)
+    assert all(data.operators(k - 1).coboundary.abs() is kept[k] for k in kept)
 
 
 def test_without_inter_order_messages_it_is_san_per_order(kit):
@@ -141,7 +152,7 @@ def test_normalisation_of_each_layer_and_order(kit, norm):
     layer = net.layers[0]
     hs = layer({k: batch[f'x_{k}'] for k in range(3)},
                {k: batch.operators(k) for k in range(3)},
-               {k: unsigned(batch.operators(k - 1).coboundary) for k in (1, 2)})
+               {k: batch.operators(k - 1).coboundary.abs() for k in (1, 2)})
     pooled = []
     for k in range(3):
         owner = batch.simplex_batch(k)
@@ -190,7 +201,7 @@ def test_jumping_knowledge_combines_every_layer(kit, jk):
     batch = next(iter(DataLoader(complexes, batch_size=2)))
     net = model([3, 4, 2], 6, num_layers=2, out_channels=2, jk=jk).eval()
     ops = {k: batch.operators(k) for k in range(3)}
-    incidence = {k: unsigned(batch.operators(k - 1).coboundary) for k in (1, 2)}
+    incidence = {k: batch.operators(k - 1).coboundary.abs() for k in (1, 2)}
     first = {k: F.relu(z) for k, z in net.layers[0](
         {k: batch[f'x_{k}'] for k in range(3)}, ops, incidence).items()}
     second = {k: F.relu(z) for k, z in net.layers[1](first, ops, incidence).items()}
@@ -213,7 +224,7 @@ def test_readout_of_the_inputs(kit):
     net = model([3, 4, 2], 6, num_layers=1, out_channels=2, readout_input=True).eval()
     assert net.mlp.channel_list[0] == 3 * 6 + 3 + 4 + 2
     ops = {k: batch.operators(k) for k in range(3)}
-    incidence = {k: unsigned(batch.operators(k - 1).coboundary) for k in (1, 2)}
+    incidence = {k: batch.operators(k - 1).coboundary.abs() for k in (1, 2)}
     inputs = {k: batch[f'x_{k}'] for k in range(3)}
     layer = {k: F.relu(z) for k, z in net.layers[0](inputs, ops, incidence).items()}
 

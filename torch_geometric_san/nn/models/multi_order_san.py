@@ -374,8 +374,8 @@ class MultiOrderSAN(torch.nn.Module):
         inputs = dict(xs)
         ops = {k: data.operators(k) for k in self._inputs}
         # |B_k|^T [N_k, N_{k-1}], shared by every layer (and its transpose
-        # |B_k|, derived once on first use).
-        incidence = {k: _unsigned(ops[k - 1].coboundary)
+        # |B_k|), kept on the operators as they are.
+        incidence = {k: ops[k - 1].coboundary.abs()
                      for k in self._inputs if self.inter_order and k - 1 in ops}
 
         num_graphs = data.num_graphs if isinstance(data, Batch) else 1
@@ -515,9 +515,3 @@ def _resolve_norm(norm: Any, channels: int,
                          f"the layer width would be passed as that; pass the module "
                          f"itself, e.g. norm={type(module).__name__}()")
     return module
-
-
-def _unsigned(op: SparseOperator) -> SparseOperator:
-    # The operator with the absolute values of its entries (same pattern).
-    assert op.weight is not None
-    return SparseOperator(op.index, op.weight.abs(), op.shape)
