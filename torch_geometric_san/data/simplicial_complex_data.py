@@ -16,6 +16,7 @@ from torch_geometric.data.storage import GlobalStorage
 from torch_geometric_san.data import _interop, algebra
 from torch_geometric_san.sparse import SimplicialOperators, SparseOperator
 from torch_geometric_san.utils.validation import (check_bool, check_float_dtype,
+                                                  check_has_data,
                                                   check_int, check_num_nodes,
                                                   check_simplex_ids, rows_problem)
 
@@ -1204,7 +1205,7 @@ torch.serialization.add_safe_globals([SimplicialComplexData, GlobalStorage,
 
 def _as_int_array(value: Any, what: str) -> np.ndarray:
     if isinstance(value, Tensor):
-        value = value.detach().cpu().numpy()
+        value = check_has_data(value, what).detach().cpu().numpy()
     value = np.asarray(value)
     empty_of_floats = value.size == 0 and value.dtype.kind == 'f'  # np.empty((0, 3))
     if value.dtype.kind not in 'iu' and not empty_of_floats:
@@ -1262,6 +1263,7 @@ def _as_incidence(matrix: IncidenceInput, k: int) -> sp.csc_array:
     # A canonical float32 CSC copy of B_k, checked entry by entry.
     name = f"B_{k}"
     if isinstance(matrix, Tensor):
+        check_has_data(matrix, name)
         if matrix.is_floating_point():  # (NumPy has no bfloat16, SciPy no float16)
             matrix = matrix.double()
         if matrix.layout != torch.strided:

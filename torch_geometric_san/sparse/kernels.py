@@ -35,7 +35,7 @@ from torch import Tensor
 from torch_geometric.typing import OptTensor
 
 from torch_geometric_san.sparse.compiled import grouped_kernels
-from torch_geometric_san.utils.validation import check_int
+from torch_geometric_san.utils.validation import check_has_data, check_int
 
 __all__ = ["segment_softmax"]
 
@@ -382,6 +382,7 @@ def segment_softmax(src: Tensor, index: Tensor, num_nodes: int) -> Tensor:
                          f"{list(index.shape)}, for src of shape {list(src.shape)})")
     if not src.is_floating_point():
         raise TypeError(f"expected floating-point scores src, got {src.dtype}")
+    check_has_data(index, "'index'")
     if index.numel() and (int(index.min()) < 0 or int(index.max()) >= num_nodes):
         raise ValueError(f"index holds rows outside [0, {num_nodes}) (found "
                          f"{int(index.min())} to {int(index.max())})")

@@ -15,6 +15,7 @@ from torch_geometric.utils.sparse import index2ptr
 
 from torch_geometric_san.sparse.compiled import available_for
 from torch_geometric_san.utils.validation import (check_bool, check_float_dtype,
+                                                  check_has_data,
                                                   check_int, check_real, check_slope,
                                                   check_sparse_precision)
 from torch_geometric_san.sparse.kernels import (_attention, _attention_composite,
@@ -143,10 +144,12 @@ class SparseOperator(_Immutable):
         if index.dim() != 2 or index.size(0) != 2:
             raise ValueError(f"expected an index of shape [2, nnz], got "
                              f"{list(index.shape)}")
+        check_has_data(index, 'the index')
         if weight is not None:
             if not isinstance(weight, Tensor) or not weight.is_floating_point():
                 raise TypeError(f"expected a floating-point weight tensor, got "
                                 f"{_describe(weight)}")
+            check_has_data(weight, 'the weight')
             if weight.shape != (index.size(1), ):
                 raise ValueError(f"expected a weight of shape [{index.size(1)}] "
                                  f"matching the index, got {list(weight.shape)}")

@@ -11,7 +11,7 @@ from torch_geometric.data import Batch, Data
 from torch_geometric.transforms import BaseTransform
 
 from torch_geometric_san.data import SimplicialComplexData, algebra
-from torch_geometric_san.utils.validation import check_bool, check_int
+from torch_geometric_san.utils.validation import check_bool, check_has_data, check_int
 
 #: The ways node features are lifted to the simplices above them.
 REDUCES = ('mean', 'sum')
@@ -188,6 +188,7 @@ def _check_pos(pos: Any) -> np.ndarray:
                         f"{getattr(pos, 'dtype', type(pos).__name__)}")
     if pos.dim() != 2 or pos.size(1) == 0:
         raise ValueError(f"pos must have shape [N, D], got {list(pos.shape)}")
+    check_has_data(pos, 'pos')
     if not torch.isfinite(pos).all():
         raise ValueError("pos has NaN or infinite coordinates")
     return pos.detach().cpu().to(torch.float64).numpy()

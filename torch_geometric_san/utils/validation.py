@@ -389,6 +389,26 @@ def check_simplex_ids(value: Any, n: int, order: int, name: str) -> torch.Tensor
     return ids.clone()
 
 
+def check_has_data(value: torch.Tensor, name: str) -> torch.Tensor:
+    r"""Checks that a tensor whose values are read is not on 'meta', which holds
+    shapes only (torch fails inside with "cannot be called on meta tensors").
+
+    Args:
+        value (torch.Tensor): The tensor.
+        name (str): Its name in the message.
+
+    Returns:
+        torch.Tensor: :obj:`value`.
+
+    Raises:
+        ValueError: If it is on 'meta'.
+    """
+    if value.device.type == 'meta':
+        raise ValueError(f"{name} is on 'meta', which holds no data: its values are "
+                         f"read here, so it must be on a real device")
+    return value
+
+
 def check_edge_index(edge_index: Any, num_nodes: int) -> torch.Tensor:
     r"""Checks a graph's :obj:`edge_index`: an integer tensor :math:`[2, E]` of
     vertex ids in :math:`[0, \text{num_nodes})`.
@@ -416,6 +436,7 @@ def check_edge_index(edge_index: Any, num_nodes: int) -> torch.Tensor:
     if edge_index.dim() != 2 or edge_index.size(0) != 2:
         raise ValueError(f"edge_index must have shape [2, num_edges], got "
                          f"{list(edge_index.shape)}")
+    check_has_data(edge_index, 'edge_index')
     outside = (edge_index < 0) | (edge_index >= num_nodes)
     if bool(outside.any()):
         raise ValueError(f"edge_index holds node {int(edge_index[outside][0])}, out of "
