@@ -242,16 +242,17 @@ class _Collate:
         # (edge_rows, attr_orders) of the complex as it is now.
         data = self.data
         graph = data.edge_index  # a lifted graph's, kept on the complex (or None)
-        # (the graph itself, not its id: a new edge_index may take a freed one's id)
         layout = (tuple((key, tuple(value.shape) if isinstance(value, Tensor) else None)
                         for key, value in data._store.items()),
                   getattr(graph, '_version', None))
-        if layout != self._layout or graph is not self._graph:
-            if self._layout is None or layout[1:] != self._layout[1:] or \
-                    graph is not self._graph:
-                self.edge_rows = (edge_rows(graph, data.num_simplices(0))
-                                  if isinstance(graph, Tensor) else None)
-                self._graph = graph
+        # (the graph itself is compared, not its id: a new edge_index may take the id
+        # of a freed one)
+        if self._layout is None or graph is not self._graph or \
+                layout[1] != self._layout[1]:
+            self.edge_rows = (edge_rows(graph, data.num_simplices(0))
+                              if isinstance(graph, Tensor) else None)
+            self._graph = graph
+        if layout != self._layout:
             self.attr_orders = simplex_attr_orders(data, self.attrs,
                                                    'SimplicialNeighborLoader')
             self._layout = layout
