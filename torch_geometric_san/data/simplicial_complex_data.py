@@ -15,8 +15,8 @@ from torch_geometric.data.storage import GlobalStorage
 
 from torch_geometric_san.data import _interop, algebra
 from torch_geometric_san.sparse import SimplicialOperators, SparseOperator
-from torch_geometric_san.utils.validation import (check_bool, check_float_dtype,
-                                                  check_has_data,
+from torch_geometric_san.utils.validation import (check_batch, check_bool,
+                                                  check_float_dtype, check_has_data,
                                                   check_int, check_num_nodes,
                                                   check_simplex_ids, rows_problem)
 
@@ -707,8 +707,19 @@ class SimplicialComplexData(Data):
         device = self._device()
         if not isinstance(self, Batch):
             return torch.zeros(n, dtype=torch.long, device=device)
-        if k == 0:
-            return self.batch
+        if k == 0:  # (PyG's own vector, checked: one changed since failed inside
+            # scatter or indexing, or pooled the vertices into other complexes)
+            batch = self.batch
+            check_batch(batch, n, self.num_graphs)
+            ptr = self._store.get('ptr')
+            if isinstance(ptr, Tensor) and not torch.equal(
+                    batch, torch.repeat_interleave(torch.arange(
+                        self.num_graphs, device=device), ptr.diff().to(device),
+                        output_size=n)):
+                raise ValueError("the batch's 'batch' vector does not give each vertex "
+                                 "the complex its 'ptr' puts it in (changed after "
+                                 "batching?)")
+            return batch
         counts = self._slice_dict[f'simplices_{k}'].diff().to(device)
         return torch.repeat_interleave(torch.arange(self.num_graphs, device=device),
                                        counts, output_size=n)

@@ -515,3 +515,27 @@ def test_lazy_maps_take_the_dtype_of_the_model(kit):
     net = torch.load(buffer, weights_only=False)
     assert net(batch).dtype == torch.float64
     assert {p.dtype for p in net.parameters()} == {torch.float64}
+
+
+def test_norm_must_be_a_name_a_module_or_none():
+    # a class or a function failed inside torch's ModuleDict
+    from torch_geometric.nn import GraphNorm
+    for norm, name in ((GraphNorm, 'GraphNorm'), (123, 'int'), (abs, 'builtin_function')):
+        with pytest.raises(TypeError, match=f"norm must be a name, a module or None, "
+                                            f"not {name}"):
+            MultiOrderSAN(3, 8, 1, 2, norm=norm)
+
+
+@pytest.mark.parametrize('change, message', [
+    (lambda b: b[:-1], r"'batch' must have shape \[\d+\]"),
+    (lambda b: b + 5, "'batch' holds complex id"),
+    (torch.zeros_like, "does not give each vertex the complex its 'ptr' puts it in"),
+])
+def test_a_changed_batch_vector_is_refused(kit, change, message):
+    # It reached PyG's scatter or an index (errors inside them), or, of the right
+    # length, pooled the vertices into other complexes than their simplices.
+    complexes = [with_signals(kit.delaunay(n, seed=n), seed=n) for n in (9, 12)]
+    batch = next(iter(DataLoader(complexes, batch_size=2)))
+    batch.batch = change(batch.batch)
+    with pytest.raises(ValueError, match=message):
+        model([3, 4, 2], 8, num_layers=1, out_channels=2, readout='sum')(batch)

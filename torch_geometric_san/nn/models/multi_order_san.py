@@ -132,7 +132,7 @@ class MultiOrderSAN(torch.nn.Module):
         dropout (float, optional): Dropout probability of the features after
             each layer (:func:`~torch_geometric_san.nn.functional.dropout`)
             and inside the output MLP. (default: :obj:`0.0`)
-        norm (str or Callable, optional): The normalisation of each layer's
+        norm (str or torch.nn.Module, optional): The normalisation of each layer's
             output per order (:math:`\mathrm{norm}_{l,k}`, own parameters per
             layer and order), before the activation, where the :obj:`norm` of
             PyG's :class:`~torch_geometric.nn.models.GIN` acts: a name of
@@ -201,7 +201,7 @@ class MultiOrderSAN(torch.nn.Module):
         act: Union[str, Callable, None] = 'relu',
         dropout: float = 0.0,
         conv_kwargs: Optional[Dict[str, Any]] = None,
-        norm: Union[str, Callable, None] = None,
+        norm: Union[str, torch.nn.Module, None] = None,
         norm_kwargs: Optional[Dict[str, Any]] = None,
         jk: Optional[str] = None,
         readout_input: bool = False,
@@ -500,8 +500,12 @@ def _resolve_norm(norm: Any, channels: int,
     # PyG's normalisation of `channels` features by name (or the module given). A
     # name is built with the width as its first argument, as PyG's GIN does: refused
     # where the class takes no width there (PairNorm read it as its `scale`).
-    if not isinstance(norm, str):
+    if norm is None or isinstance(norm, torch.nn.Module):
         return normalization_resolver(norm, channels, **(kwargs or {}))
+    if not isinstance(norm, str):  # (a class or function failed inside ModuleDict)
+        raise TypeError(f"norm must be a name, a module or None, not "
+                        f"{norm.__name__ if isinstance(norm, type) else type(norm).__name__}"
+                        f" (for a class, pass its instance, or its name)")
     try:
         module = normalization_resolver(norm, channels, **(kwargs or {}))
     except TypeError as error:
