@@ -255,3 +255,13 @@ def test_a_replaced_graph_is_followed():
     data.edge_index = data.edge_index.flip(0)  # [[3, 2], [2, 3]]
     batch = loader.collate_fn([0])
     assert batch.n_id_0[batch.edge_index].tolist() == [[3, 2], [2, 3]]
+
+
+def test_an_inference_graph_is_followed():
+    # Reading the version counter of an inference tensor raised a RuntimeError.
+    with torch.inference_mode():
+        graph = Data(edge_index=torch.tensor([[0, 1], [1, 0]]), num_nodes=3)
+        data = LiftToCliqueComplex(max_order=1)(graph)
+        loader = SimplicialNeighborLoader(data, [-1], order=0, batch_size=3)
+        batch = next(iter(loader))
+    assert batch.n_id[batch.edge_index].tolist() == [[0, 1], [1, 0]]

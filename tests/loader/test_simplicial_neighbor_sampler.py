@@ -215,3 +215,26 @@ def test_copies_have_their_own_scratch(planar):
     copy.adjacency._local.fill_(0)
     assert not sampler._seen.any() and (sampler.adjacency._local == -1).all()
     assert torch.equal(sampler.sample(torch.tensor([0]))[0], expected)
+
+
+def test_draw_costs_the_cheaper_of_floyd_and_a_shuffle(monkeypatch):
+    # Floyd's algorithm alone compared count^2 / 2 pairs per row: a fan-out of 2,000
+    # among 4,000 neighbours wrote hundreds of millions of elements. Each row now
+    # takes Floyd only where count^2 <= 2 * degree, else the shuffle.
+    from torch_geometric_san.loader import simplicial_neighbor_sampler as module
+    calls = []
+    for name in ('_floyd', '_shuffle'):
+        real = getattr(module, name)
+        monkeypatch.setattr(module, name, lambda degree, count, real=real, name=name: (
+            calls.append((name, degree.tolist())), real(degree, count))[1])
+    torch.manual_seed(0)
+    for count, degree, expected in (
+            (40, [4000, 2 ** 40, 60, 3999], [('_floyd', [4000, 2 ** 40, 3999]),
+                                             ('_shuffle', [60])]),
+            (2000, [4000, 2 ** 40], [('_floyd', [2 ** 40]), ('_shuffle', [4000])])):
+        calls.clear()
+        degree = torch.tensor(degree)
+        drawn = module._draw(degree, count)
+        assert sorted(calls) == expected
+        assert ((drawn >= 0) & (drawn < degree[:, None])).all()
+        assert (drawn.sort(1).values.diff(dim=1) > 0).all()

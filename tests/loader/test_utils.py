@@ -203,7 +203,7 @@ def test_the_tables_given_must_be_those_of_the_complex(planar):
             simplicial_subcomplex(planar, 1, n_id, adjacency=wrong)
     with pytest.raises(TypeError, match="adjacency must be a list of the 2"):
         simplicial_subcomplex(planar, 1, n_id, adjacency=tables[1:2])
-    with pytest.raises(TypeError, match="graph_rows must be the three tensors"):
+    with pytest.raises(TypeError, match="graph_rows must be the three integer tensors"):
         simplicial_subcomplex(planar, 1, n_id, graph_rows=torch.zeros(3))
     with pytest.raises(TypeError, match="attr_orders must be the dict"):
         simplicial_subcomplex(planar, 1, n_id, attr_orders=['y'])
@@ -226,6 +226,15 @@ def test_edge_rows_group_the_columns_by_source_then_target():
     ptr, perm, target = edge_rows(edge_index, 4)
     assert ptr.tolist() == [0, 3, 4, 6, 6] and perm.tolist() == [4, 5, 1, 3, 2, 0]
     assert torch.equal(target, edge_index[1, perm])
+
+
+def test_the_graph_rows_must_be_integers():
+    # (floats of the right sizes failed inside repeat_interleave)
+    graph = Data(edge_index=torch.tensor([[0, 1], [1, 0]]), num_nodes=2)
+    data = LiftToCliqueComplex(max_order=1)(graph)
+    rows = tuple(t.float() for t in edge_rows(data.edge_index, 2))
+    with pytest.raises(TypeError, match="graph_rows must be the three integer tensors"):
+        simplicial_subcomplex(data, 0, torch.tensor([0, 1]), graph_rows=rows)
 
 
 def test_the_graph_rows_must_be_those_of_the_graph():

@@ -244,7 +244,10 @@ class _Collate:
         graph = data.edge_index  # a lifted graph's, kept on the complex (or None)
         layout = (tuple((key, tuple(value.shape) if isinstance(value, Tensor) else None)
                         for key, value in data._store.items()),
-                  getattr(graph, '_version', None))
+                  # (an inference tensor has no version counter; it cannot be
+                  # changed in place outside inference mode either)
+                  graph._version if isinstance(graph, Tensor) and
+                  not graph.is_inference() else None)
         # (the graph itself is compared, not its id: a new edge_index may take the id
         # of a freed one)
         if self._layout is None or graph is not self._graph or \

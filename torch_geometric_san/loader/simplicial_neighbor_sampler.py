@@ -26,10 +26,11 @@ class SimplicialNeighborSampler:
     :math:`h-1` (the seeds for :math:`h = 1`) draws :obj:`num_neighbors[h - 1]` of its
     neighbours uniformly without replacement (all of them where it has fewer, or for
     :obj:`-1`); the simplices not reached before are the next hop's frontier. All of
-    it is vectorised over the frontier (Floyd's algorithm for the rows with more
-    neighbours than the fan-out, one vectorised step per draw, so that the work per
-    row follows the fan-out, not the degree), with :mod:`torch`'s default
-    generator.
+    it is vectorised over the frontier, with :mod:`torch`'s default generator. A row
+    with more neighbours than the fan-out :math:`f` draws by Floyd's algorithm where
+    :math:`f^2 \le 2d` for its degree :math:`d` (work :math:`O(f^2)`, whatever the
+    degree: a hub costs what any row costs), else by a partial Fisher-Yates shuffle
+    (work :math:`O(d + f)`), one vectorised step per draw.
 
     Args:
         data (SimplicialComplexData): The complex (one complex, not a batch).
@@ -161,11 +162,23 @@ class SimplicialNeighborSampler:
 
 
 def _draw(degree: Tensor, count: int) -> Tensor:
-    # `count` distinct offsets in [0, degree) per row [R, count], uniformly: Floyd's
-    # algorithm, all rows at once (a loop over the draws, not over the rows), which
-    # never reads a row, so a hub costs what any row costs: for top = degree - count,
-    # ..., degree - 1, draw an offset uniformly in [0, top] and keep it, or `top` where
-    # this row holds it already.
+    # `count` distinct offsets in [0, degree) per row [R, count], uniformly, each row
+    # by the cheaper of two draws, all rows of one kind at once (a loop over the
+    # draws, not over the rows): Floyd's algorithm, count^2 / 2 comparisons per row
+    # whatever its degree (a hub's), or a partial Fisher-Yates shuffle, which lays out
+    # the row's offsets (its degree) but costs only a few passes per draw.
+    drawn = torch.empty(degree.numel(), count, dtype=torch.long, device=degree.device)
+    floyd = count * count <= 2 * degree
+    for rows, draw in ((floyd, _floyd), (~floyd, _shuffle)):
+        rows = rows.nonzero().view(-1)
+        if rows.numel():
+            drawn[rows] = draw(degree.index_select(0, rows), count)
+    return drawn
+
+
+def _floyd(degree: Tensor, count: int) -> Tensor:
+    # Floyd's algorithm: for top = degree - count, ..., degree - 1, draw an offset
+    # uniformly in [0, top] and keep it, or `top` where the row holds it already.
     drawn = torch.empty(degree.numel(), count, dtype=torch.long, device=degree.device)
     for step in range(count):
         top = degree - count + step
@@ -175,3 +188,20 @@ def _draw(degree: Tensor, count: int) -> Tensor:
             pick = torch.where((drawn[:, :step] == pick[:, None]).any(1), top, pick)
         drawn[:, step] = pick
     return drawn
+
+
+def _shuffle(degree: Tensor, count: int) -> Tensor:
+    # The first `count` steps of a Fisher-Yates shuffle of each row's offsets.
+    first = torch.cumsum(degree, 0) - degree
+    offset = torch.repeat_interleave(first, degree)
+    perm = torch.arange(offset.numel(), device=degree.device) - offset  # row offsets
+    for step in range(count):
+        # swap slot `step` of each row with a uniform slot in [step, degree)
+        pick = (torch.rand(degree.numel(), dtype=torch.float64, device=degree.device)
+                * (degree - step)).long().clamp_(max=degree - step - 1) + step
+        a, b = first + step, first + pick
+        at_a, at_b = perm.index_select(0, a), perm.index_select(0, b)
+        perm.index_put_((a, ), at_b)
+        perm.index_put_((b, ), at_a)
+    slots = first[:, None] + torch.arange(count, device=degree.device)
+    return perm.index_select(0, slots.view(-1)).view(degree.numel(), count)

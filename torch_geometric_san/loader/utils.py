@@ -342,8 +342,10 @@ def _check_graph_rows(data: SimplicialComplexData, graph_rows: Any) -> None:
     # graph_rows of the graph of data, by their types and sizes (rows of another
     # graph gave a wrong subgraph, silently).
     if not (isinstance(graph_rows, tuple) and len(graph_rows) == 3
-            and all(isinstance(t, Tensor) and t.dim() == 1 for t in graph_rows)):
-        raise TypeError("graph_rows must be the three tensors edge_rows() gives")
+            and all(isinstance(t, Tensor) and t.dim() == 1 and not (
+                t.is_floating_point() or t.is_complex() or t.dtype == torch.bool)
+                    for t in graph_rows)):
+        raise TypeError("graph_rows must be the three integer tensors edge_rows() gives")
     graph = data.edge_index
     if not isinstance(graph, Tensor):
         raise ValueError("graph_rows were given, but data keeps no graph edge_index")
@@ -487,9 +489,10 @@ def edge_rows(edge_index: Tensor, num_nodes: int) -> GraphRows:
         num_nodes (int): The number of vertices.
 
     Returns:
-        (torch.Tensor, torch.Tensor): :obj:`ptr` :obj:`[num_nodes + 1]` and
-        :obj:`perm` :obj:`[E]`: the columns out of vertex :math:`v` are
-        :obj:`perm[ptr[v]:ptr[v + 1]]`, by ascending target, then ascending column.
+        (torch.Tensor, torch.Tensor, torch.Tensor): :obj:`ptr` :obj:`[num_nodes + 1]`,
+        :obj:`perm` :obj:`[E]` and :obj:`target` :obj:`[E]`: the columns out of vertex
+        :math:`v` are :obj:`perm[ptr[v]:ptr[v + 1]]`, by ascending target, then
+        ascending column, and :obj:`target` is :obj:`edge_index[1, perm]`.
 
     Raises:
         TypeError: If :obj:`edge_index` is not a tensor of integers.
