@@ -188,6 +188,10 @@ CASES = {
     'incidence-torch-sparse-3d': (from_incidence, ([torch.ones(2, 2, 2).to_sparse()], ),
                                   {}, ValueError, r"B_1 must be 2-D, got shape "
                                   r"\[2, 2, 2\]"),
+    # (torch's "can't convert Sparse layout tensor to numpy" named no argument)
+    'simplices-torch-sparse': (from_simplices, (torch.tensor([[0, 1]]).to_sparse(), ),
+                               {}, TypeError, "simplices must be a dense tensor, not "
+                               "torch.sparse_coo"),
     # (a hybrid tensor, dense values per entry, failed unpacking its indices)
     'incidence-torch-hybrid': (from_incidence, ([torch.sparse_coo_tensor(
         torch.tensor([[0, 1]]), torch.tensor([[1.], [-1.]]), (2, 1))], ), {}, ValueError,

@@ -257,6 +257,9 @@ def test_refused_arguments_leave_no_processed_folder(tmp_path):
     with pytest.raises(ValueError, match="No vertex lies in the region"):
         SyntheticFlowDataset(str(tmp_path), num_points=30, log=False)
     assert not (tmp_path / "processed").exists()
+    with pytest.raises(ValueError, match="No vertex lies in the region"):
+        SyntheticFlowDataset(str(tmp_path / "new" / "root"), num_points=30, log=False)
+    assert list(tmp_path.iterdir()) == []  # (nor a root it made)
 
 
 def test_interrupted_processing_leaves_no_trusted_file(tmp_path, monkeypatch):

@@ -221,6 +221,14 @@ def test_edge_rows_reject_a_bad_graph(edge_index, error, message):
         edge_rows(edge_index, 9)
 
 
+@pytest.mark.parametrize('num_nodes, error', [('3', 'not str'), (3.5, 'not float'),
+                                              (True, 'not bool'), (-1, 'at least 0')])
+def test_edge_rows_check_the_number_of_nodes(num_nodes, error):
+    # (they failed inside torch's comparison, zeros() or bincount())
+    with pytest.raises((TypeError, ValueError), match=f"num_nodes must be .*{error}"):
+        edge_rows(torch.tensor([[0, 1], [1, 2]]), num_nodes)
+
+
 def test_edge_rows_group_the_columns_by_source_then_target():
     edge_index = torch.tensor([[2, 0, 2, 1, 0, 0], [1, 2, 0, 2, 1, 1]])
     ptr, perm, target = edge_rows(edge_index, 4)
@@ -232,9 +240,14 @@ def test_the_graph_rows_must_be_integers():
     # (floats of the right sizes failed inside repeat_interleave)
     graph = Data(edge_index=torch.tensor([[0, 1], [1, 0]]), num_nodes=2)
     data = LiftToCliqueComplex(max_order=1)(graph)
-    rows = tuple(t.float() for t in edge_rows(data.edge_index, 2))
-    with pytest.raises(TypeError, match="graph_rows must be the three integer tensors"):
-        simplicial_subcomplex(data, 0, torch.tensor([0, 1]), graph_rows=rows)
+    for dtype in (torch.float32, torch.int16):  # (int16 failed in repeat_interleave)
+        rows = tuple(t.to(dtype) for t in edge_rows(data.edge_index, 2))
+        with pytest.raises(TypeError, match="graph_rows must be the three integer "
+                                            "tensors"):
+            simplicial_subcomplex(data, 0, torch.tensor([0, 1]), graph_rows=rows)
+    rows = tuple(t.int() for t in edge_rows(data.edge_index, 2))
+    sub = simplicial_subcomplex(data, 0, torch.tensor([0, 1]), graph_rows=rows)
+    assert sub.edge_index.tolist() == [[0, 1], [1, 0]]
 
 
 def test_the_graph_rows_must_be_those_of_the_graph():

@@ -232,7 +232,7 @@ def test_a_failed_build_warns_once_and_falls_back(monkeypatch, tmp_path):
     (dict(), "pass either 'score' or both 'target' and 'source'"),
     (dict(score=torch.randn(3, 2), target=torch.randn(9, 2)), "pass either"),
     (dict(target=torch.randn(9, 2)), "pass either"),
-    (dict(score=torch.randn(5, 2)), r"'score' must be a floating-point tensor \[nnz="),
+    (dict(score=torch.randn(5, 2)), r"'score' must be a dense floating-point tensor \[nnz="),
     (dict(target=torch.randn(8, 2), source=torch.randn(9, 2)), "'target' must have 9 rows"),
     (dict(target=torch.randn(9, 2), source=torch.randn(9, 3)), "same groups and dtype"),
 ])

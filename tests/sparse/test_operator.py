@@ -146,6 +146,23 @@ def test_segment_softmax_refuses_what_is_not_a_tensor():
         segment_softmax(torch.ones(2), [0, 0], 1)
 
 
+def test_segment_softmax_refuses_sparse_and_split_operands():
+    # (they failed inside ATen's sparse kernels, or its index_add)
+    with pytest.raises(TypeError, match="'src' must be a dense tensor, not torch.sparse_coo"):
+        segment_softmax(torch.randn(3).to_sparse(), torch.tensor([0, 0, 1]), 2)
+    with pytest.raises(TypeError, match="'index' must be a dense tensor"):
+        segment_softmax(torch.randn(3), torch.tensor([0, 0, 1]).to_sparse(), 2)
+    with pytest.raises(ValueError, match="'src' is on meta but 'index' on cpu"):
+        segment_softmax(torch.randn(3, device='meta'), torch.tensor([0, 0, 1]), 2)
+
+
+def test_attention_refuses_sparse_scores():
+    # (it failed inside the kernels: "unsupported memory format option")
+    op = SparseOperator.from_index(torch.tensor([[0, 1], [1, 0]]), None, 2)
+    with pytest.raises(ValueError, match="'score' must be a dense floating-point tensor"):
+        op.attention(0.2, score=torch.randn(2, 1).to_sparse())
+
+
 def test_segment_softmax_refuses_integer_scores():
     # They failed in torch's division ("result type Float can't be cast to Long").
     with pytest.raises(TypeError, match="floating-point scores src, got torch.int64"):
@@ -628,6 +645,9 @@ def test_largest_eigenvalue_refuses_what_its_solvers_do_not_take():
     with pytest.raises(TypeError, match="'dtype'"):
         largest_eigenvalue(sp.csr_array(np.eye(2)), 'float64')
     assert largest_eigenvalue(sp.csr_array(np.array([[2.0, -1.0], [-1.0, 2.0]]))) == \
+        pytest.approx(3.0)
+    # (a DIA matrix, which has no max(), raised an AttributeError in the checks)
+    assert largest_eigenvalue(sp.dia_array(np.array([[2.0, -1.0], [-1.0, 2.0]]))) == \
         pytest.approx(3.0)
 
 

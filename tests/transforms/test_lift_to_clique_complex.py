@@ -214,7 +214,7 @@ def test_numpy_integer_max_order():
     (dict(max_order=0), ValueError, "max_order must be at least 1"),
     (dict(max_order='2'), TypeError, "max_order must be an int"),
     (dict(edge_attr='signed'), ValueError, "edge_attr must be one of"),
-    (dict(lift_x='mean'), TypeError, "lift_x must be a bool"),
+    (dict(lift_x='mean'), TypeError, "lift_x must be True or False, not str"),
     (dict(reduce='max'), ValueError, "reduce must be one of"),
     (dict(dtype=torch.int64), TypeError, "dtype must be a floating"),
 ])
@@ -376,6 +376,15 @@ def test_lifted_and_given_features_are_joined_in_the_type_of_both():
         torch.tensor([[1e5]])
     data = LiftToCliqueComplex(max_order=1, edge_attr='feature', lift_x=True)(graph)
     assert data.x_1.dtype == torch.float32 and data.x_1.tolist() == [[1.0, 1e5]]
+
+
+def test_flags_and_counts_of_other_types():
+    # lift_x=np.bool_(True) was refused as "not bool"; a num_nodes of '4' was
+    # reported as one that cannot be inferred
+    lift = LiftToCliqueComplex(lift_x=np.bool_(True))
+    assert lift.lift_x is True
+    with pytest.raises(TypeError, match="num_nodes must be an int, not str"):
+        lift(Data(edge_index=torch.tensor([[0], [1]]), num_nodes='4'))
 
 
 def test_lifted_features_that_overflow_are_refused():

@@ -712,6 +712,13 @@ class SimplicialComplexData(Data):
             batch = self.batch
             check_batch(batch, n, self.num_graphs)
             ptr = self._store.get('ptr')
+            if isinstance(ptr, Tensor) and (
+                    ptr.is_floating_point() or ptr.is_complex() or ptr.dtype == torch.bool
+                    or ptr.shape != (self.num_graphs + 1, ) or int(ptr[0]) != 0
+                    or int(ptr[-1]) != n or bool((ptr.diff() < 0).any())):
+                raise ValueError(f"the batch's 'ptr' must hold the {self.num_graphs + 1} "
+                                 f"ascending offsets of each complex's vertices, from 0 "
+                                 f"to {n} (changed after batching?)")
             if isinstance(ptr, Tensor) and not torch.equal(
                     batch, torch.repeat_interleave(torch.arange(
                         self.num_graphs, device=device), ptr.diff().to(device),
@@ -1216,6 +1223,8 @@ torch.serialization.add_safe_globals([SimplicialComplexData, GlobalStorage,
 
 def _as_int_array(value: Any, what: str) -> np.ndarray:
     if isinstance(value, Tensor):
+        if value.layout != torch.strided:
+            raise TypeError(f"{what} must be a dense tensor, not {value.layout}")
         value = check_has_data(value, what).detach().cpu().numpy()
     value = np.asarray(value)
     empty_of_floats = value.size == 0 and value.dtype.kind == 'f'  # np.empty((0, 3))

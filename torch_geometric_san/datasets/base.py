@@ -122,14 +122,20 @@ class SharedComplexDataset(InMemoryDataset):
             self._process_files()
 
     def _process_files(self) -> None:
-        made = not os.path.isdir(self.processed_dir)
+        # The folders made here (processed/, and the root where it was missing) are
+        # removed again where process() refuses its arguments and leaves them empty.
+        made, path = [], os.path.abspath(self.processed_dir)
+        while not os.path.exists(path):
+            made.append(path)
+            path = os.path.dirname(path)
         os.makedirs(self.processed_dir, exist_ok=True)
         try:
             self.process()
         except BaseException:
-            # (arguments process() refuses left an empty processed/ behind)
-            if made and not os.listdir(self.processed_dir):
-                os.rmdir(self.processed_dir)
+            for folder in made:  # (innermost first)
+                if os.listdir(folder):
+                    break
+                os.rmdir(folder)
             raise
 
     @staticmethod

@@ -342,10 +342,10 @@ def _check_graph_rows(data: SimplicialComplexData, graph_rows: Any) -> None:
     # graph_rows of the graph of data, by their types and sizes (rows of another
     # graph gave a wrong subgraph, silently).
     if not (isinstance(graph_rows, tuple) and len(graph_rows) == 3
-            and all(isinstance(t, Tensor) and t.dim() == 1 and not (
-                t.is_floating_point() or t.is_complex() or t.dtype == torch.bool)
-                    for t in graph_rows)):
-        raise TypeError("graph_rows must be the three integer tensors edge_rows() gives")
+            and all(isinstance(t, Tensor) and t.dim() == 1 and
+                    t.dtype in (torch.long, torch.int32) for t in graph_rows)):
+        raise TypeError("graph_rows must be the three integer tensors edge_rows() gives "
+                        "(torch.long, or torch.int32)")
     graph = data.edge_index
     if not isinstance(graph, Tensor):
         raise ValueError("graph_rows were given, but data keeps no graph edge_index")

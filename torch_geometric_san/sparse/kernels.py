@@ -375,6 +375,11 @@ def segment_softmax(src: Tensor, index: Tensor, num_nodes: int) -> Tensor:
     for name, value in (('src', src), ('index', index)):
         if not isinstance(value, Tensor):  # (an AttributeError below otherwise)
             raise TypeError(f"'{name}' must be a tensor, not {type(value).__name__}")
+        if value.layout != torch.strided:  # (failed inside ATen's sparse kernels)
+            raise TypeError(f"'{name}' must be a dense tensor, not {value.layout}")
+    check_has_data(index, "'index'")
+    if src.device != index.device:
+        raise ValueError(f"'src' is on {src.device} but 'index' on {index.device}")
     if index.dtype != torch.long or index.dim() != 1 or src.dim() == 0 \
             or index.numel() != src.size(0):
         raise ValueError(f"expected a torch.long index [nnz] with one row per "
@@ -382,7 +387,6 @@ def segment_softmax(src: Tensor, index: Tensor, num_nodes: int) -> Tensor:
                          f"{list(index.shape)}, for src of shape {list(src.shape)})")
     if not src.is_floating_point():
         raise TypeError(f"expected floating-point scores src, got {src.dtype}")
-    check_has_data(index, "'index'")
     if index.numel() and (int(index.min()) < 0 or int(index.max()) >= num_nodes):
         raise ValueError(f"index holds rows outside [0, {num_nodes}) (found "
                          f"{int(index.min())} to {int(index.max())})")

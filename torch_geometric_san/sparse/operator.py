@@ -135,7 +135,8 @@ class SparseOperator(_Immutable):
         Raises:
             TypeError: An index that is not of :obj:`torch.long` (PyG's
                 convention for indices) or a non-floating weight.
-            ValueError: Wrong shapes, non-finite weights, or indices out of range.
+            ValueError: Wrong shapes, non-finite weights, indices out of range, or
+                tensors on 'meta'.
         """
         rows, cols = _check_shape(shape)
         if not isinstance(index, Tensor) or index.dtype != torch.long:
@@ -518,9 +519,10 @@ class SparseOperator(_Immutable):
                 (score is not None and (target is not None or source is not None)):
             raise ValueError("pass either 'score' or both 'target' and 'source'")
         if score is not None:
-            if not isinstance(score, Tensor) or score.dim() != 2 or \
-                    score.size(0) != self.nnz or not score.is_floating_point():
-                raise ValueError(f"'score' must be a floating-point tensor [nnz={self.nnz}, "
+            if not isinstance(score, Tensor) or score.layout != torch.strided or \
+                    score.dim() != 2 or score.size(0) != self.nnz or \
+                    not score.is_floating_point():
+                raise ValueError(f"'score' must be a dense floating-point tensor [nnz={self.nnz}, "
                                  f"G] (got {score.dtype if isinstance(score, Tensor) else type(score).__name__}"
                                  f"{list(score.shape) if isinstance(score, Tensor) else ''})")
         else:
@@ -652,7 +654,7 @@ def largest_eigenvalue(matrix: sp.sparray, dtype: torch.dtype = torch.float32) -
     if not sp.issparse(matrix) or matrix.ndim != 2:
         raise TypeError(f"expected a SciPy sparse matrix, got "
                         f"{type(matrix).__name__}")
-    if matrix.format in ('lil', 'dok'):  # (no array of entries to check)
+    if matrix.format in ('lil', 'dok', 'dia'):  # (no array of entries to check)
         matrix = matrix.tocsr()
     if matrix.shape[0] != matrix.shape[1]:
         raise ValueError(f"expected a square matrix, got shape {matrix.shape}")

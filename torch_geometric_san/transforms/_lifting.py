@@ -30,8 +30,7 @@ class _Lifting(BaseTransform):
     def __init__(self, max_order: int, lift_x: bool, reduce: str,
                  dtype: torch.dtype, laplacians: bool) -> None:
         max_order = check_int(max_order, 'max_order', minimum=1)
-        if not isinstance(lift_x, bool):
-            raise TypeError(f"lift_x must be a bool, not {type(lift_x).__name__}")
+        lift_x = check_bool(lift_x, 'lift_x')
         if reduce not in REDUCES:
             raise ValueError(f"reduce must be one of {REDUCES}, got {reduce!r}")
         if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:

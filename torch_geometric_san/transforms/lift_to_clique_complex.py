@@ -41,9 +41,10 @@ class LiftToCliqueComplex(_Lifting):
     * A graph's own ``x_0`` beside ``x``, or ``x_1`` beside ``edge_attr``, is refused
       (the lifting makes them). Its other ``x_k`` are kept as features of order
       :math:`k`, their rows taken to follow ``simplices_k``, and placed after the
-      lifted node features with :obj:`lift_x`, both in the type that holds both
-      (:func:`torch.promote_types`); lifted features that overflow their type are
-      refused.
+      lifted node features with :obj:`lift_x`, both in the type
+      :func:`torch.promote_types` gives for the two (given integer features become
+      floating, rounded beyond the floating type's exact integers, as integer edge
+      attributes are); lifted features that overflow their type are refused.
 
     The complex is padded to :obj:`max_order` (with empty orders) when the graph has no
     cliques that large, so lifted graphs can always be batched together. The cliques
@@ -123,7 +124,8 @@ class LiftToCliqueComplex(_Lifting):
             SimplicialComplexData: Its clique complex of order :obj:`max_order`.
         """
         self._check_data(data)
-        num_nodes = data.num_nodes
+        given = data._store.get('num_nodes')  # (a bad type is named, not inferred)
+        num_nodes = data.num_nodes if given is None else given
         if num_nodes is None:
             raise ValueError("the number of nodes cannot be inferred; set "
                              "data.num_nodes")

@@ -421,9 +421,12 @@ def check_edge_index(edge_index: Any, num_nodes: int) -> torch.Tensor:
         torch.Tensor: :obj:`edge_index`.
 
     Raises:
-        TypeError: If it is not a dense tensor of integers.
-        ValueError: If its shape is not :math:`[2, E]` or an id is out of range.
+        TypeError: If it is not a dense tensor of integers, or :obj:`num_nodes` not an
+            int.
+        ValueError: If its shape is not :math:`[2, E]`, an id is out of range, or it
+            is on 'meta'.
     """
+    num_nodes = check_int(num_nodes, 'num_nodes', minimum=0)
     if not isinstance(edge_index, torch.Tensor):
         raise TypeError(f"edge_index must be a tensor, not {type(edge_index).__name__}")
     if edge_index.layout != torch.strided:

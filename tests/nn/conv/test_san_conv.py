@@ -886,3 +886,15 @@ def test_sparse_signals_and_filter_taps_of_another_dtype_are_refused():
         conv.filter_taps(x.double())
     with pytest.raises(ValueError, match="'x' must be a dense 2-D floating-point"):
         data.operators(1).up.matmul(x.to_sparse())
+
+
+def test_return_attention_weights_takes_a_bool(kit):
+    # (a truthy 'False' returned the weights)
+    data = kit.delaunay(8)
+    conv = make_conv(2)
+    x = torch.randn(data.num_simplices(1), 2, dtype=torch.float64)
+    with pytest.raises(TypeError, match="'return_attention_weights' must be True or "
+                                        "False, not str"):
+        conv(x, kit.operators(data, 1), return_attention_weights='False')
+    assert isinstance(conv(x, kit.operators(data, 1), return_attention_weights=False),
+                      torch.Tensor)

@@ -539,3 +539,15 @@ def test_a_changed_batch_vector_is_refused(kit, change, message):
     batch.batch = change(batch.batch)
     with pytest.raises(ValueError, match=message):
         model([3, 4, 2], 8, num_layers=1, out_channels=2, readout='sum')(batch)
+
+
+@pytest.mark.parametrize('change', [lambda p: p[:-1], lambda p: p * 2,
+                                    lambda p: p.flip(0), lambda p: p.float()])
+def test_a_changed_ptr_is_refused(kit, change):
+    # (a wrong last offset failed inside repeat_interleave; others blamed 'batch')
+    complexes = [with_signals(kit.delaunay(n, seed=n), seed=n) for n in (9, 12)]
+    batch = next(iter(DataLoader(complexes, batch_size=2)))
+    batch.ptr = change(batch.ptr)
+    with pytest.raises(ValueError, match="the batch's 'ptr' must hold the 3 ascending "
+                                         "offsets"):
+        batch.simplex_batch(0)

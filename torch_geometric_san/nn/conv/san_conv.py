@@ -437,6 +437,9 @@ class SANConv(MessagePassing):
             described under **Shapes**.
         """
         batched = self._check_signal(x)
+        if return_attention_weights is not None:  # (a truthy 'False' returned them)
+            return_attention_weights = check_bool(return_attention_weights,
+                                                  "'return_attention_weights'")
         if return_attention_weights and self.attention is None:
             raise ValueError("'return_attention_weights' needs attention "
                              "(this layer has attention=None)")
