@@ -228,8 +228,9 @@ class SANConv(MessagePassing):
             parameters of member :math:`e`: :math:`E` independent networks
             (several runs, seeds or hyper-parameters) trained as one on the
             same operators, their weight products batched. Member :math:`e`
-            computes exactly what a layer with its parameters computes on
-            signal :math:`e` alone. (default: :obj:`None`)
+            computes what a layer with its parameters computes on signal
+            :math:`e` alone, up to rounding (the batched products add in
+            another order: not bit for bit). (default: :obj:`None`)
         **kwargs (optional): None is taken; each is refused by name. The layer
             sums its messages in its own sparse products, so the arguments of
             :class:`torch_geometric.nn.conv.MessagePassing` (:obj:`aggr`,
