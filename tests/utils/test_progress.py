@@ -1,5 +1,7 @@
 import io
 
+import pytest
+
 from torch_geometric_san.utils import progress_bar
 
 
@@ -19,3 +21,9 @@ def test_not_drawn_into_a_file_or_pipe():
     redirected = io.StringIO()  # isatty() is False, as for a file or a pipe
     assert list(progress_bar(range(3), "Counting", file=redirected)) == [0, 1, 2]
     assert redirected.getvalue() == ""
+
+
+def test_enabled_takes_a_bool():
+    # (a str such as 'no' counted as true)
+    with pytest.raises(TypeError, match="enabled must be True or False, not str"):
+        progress_bar(range(3), "Counting", enabled='no')

@@ -3,6 +3,8 @@ from typing import Any, Iterable, Optional
 
 from tqdm import tqdm
 
+from torch_geometric_san.utils.validation import check_bool
+
 
 def progress_bar(iterable: Iterable, desc: Optional[str] = None, enabled: bool = True,
                  **kwargs: Any) -> tqdm:
@@ -21,5 +23,6 @@ def progress_bar(iterable: Iterable, desc: Optional[str] = None, enabled: bool =
     Returns:
         tqdm.tqdm: The bar, which iterates like :obj:`iterable`.
     """
+    enabled = check_bool(enabled, 'enabled')  # (a str such as 'no' drew the bar)
     # tqdm's disable=None is its own "disable unless the output is a terminal".
     return tqdm(iterable, desc=desc, disable=None if enabled else True, **kwargs)

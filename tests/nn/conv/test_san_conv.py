@@ -546,6 +546,9 @@ def test_special_cases_refuse_what_they_fix(cls, kwargs, match):
     (dict(aggr='mean'), TypeError, "unexpected arguments \\['aggr'\\]: SANConv sums"),
     (dict(flow='target_to_source', node_dim=0), TypeError,
      "unexpected arguments \\['flow', 'node_dim'\\]"),
+    # (a misspelt argument was said to be one of MessagePassing's)
+    (dict(J_hamonic=2, aggr='add'), TypeError,
+     "^SANConv got unexpected arguments \\['J_hamonic'\\]$"),
 ])
 def test_invalid_configuration(kwargs, error, match):
     with pytest.raises(error, match=match):

@@ -1,3 +1,4 @@
+import inspect
 from typing import Dict, List, Optional, Tuple, Union
 
 import torch
@@ -286,6 +287,9 @@ class SANConv(MessagePassing):
             raise TypeError("'cached' was removed: layers keep no operators; build "
                             "them once with ops = data.operators(k) and pass the same "
                             "value to every call (see the migration page)")
+        unknown = sorted(set(kwargs) - set(inspect.signature(MessagePassing).parameters))
+        if unknown:  # (they were said to be MessagePassing's)
+            raise TypeError(f"{type(self).__name__} got unexpected arguments {unknown}")
         if kwargs:  # (MessagePassing's aggr, flow, ... were accepted and ignored)
             raise TypeError(f"unexpected arguments {sorted(kwargs)}: {type(self).__name__} "
                             f"sums its messages in its own sparse products, so "
