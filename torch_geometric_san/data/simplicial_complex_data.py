@@ -18,7 +18,8 @@ from torch_geometric_san.sparse import SimplicialOperators, SparseOperator
 from torch_geometric_san.utils.validation import (check_batch, check_bool,
                                                   check_float_dtype, check_has_data,
                                                   check_int, check_num_nodes,
-                                                  check_simplex_ids, rows_problem)
+                                                  check_simplex_ids, is_integer_tensor,
+                                                  rows_problem)
 
 #: Where a complex keeps the values operators(k) returned, with what they were built
 #: from (in its __dict__, beside PyG's storage: neither collated nor saved).
@@ -713,8 +714,7 @@ class SimplicialComplexData(Data):
             check_batch(batch, n, self.num_graphs)
             ptr = self._store.get('ptr')
             if isinstance(ptr, Tensor) and (
-                    ptr.is_floating_point() or ptr.is_complex() or ptr.dtype == torch.bool
-                    or ptr.shape != (self.num_graphs + 1, ) or int(ptr[0]) != 0
+                    not is_integer_tensor(ptr) or ptr.shape != (self.num_graphs + 1, ) or int(ptr[0]) != 0
                     or int(ptr[-1]) != n or bool((ptr.diff() < 0).any())):
                 raise ValueError(f"the batch's 'ptr' must hold the {self.num_graphs + 1} "
                                  f"ascending offsets of each complex's vertices, from 0 "
@@ -771,8 +771,7 @@ class SimplicialComplexData(Data):
         self._check_k(k)
         if f'{name}_index_{k}' in self._store:  # O(1); `in self` lists every key
             index = self[f'{name}_index_{k}']
-            if not isinstance(index, Tensor) or index.is_floating_point() or \
-                    index.is_complex() or index.dtype == torch.bool:
+            if not is_integer_tensor(index):
                 # (set after construction; it failed inside torch's conversions)
                 found = index.dtype if isinstance(index, Tensor) else type(index).__name__
                 raise ValueError(f"'{name}_index_{k}' needs integer ids (found {found}): "
@@ -900,8 +899,7 @@ class SimplicialComplexData(Data):
             if simplices.dim() != 2 or simplices.size(1) != k + 1:
                 problem(f"'simplices_{k}' needs shape [N_{k}, {k + 1}] (found "
                         f"{list(simplices.shape)})")
-            elif simplices.is_floating_point() or simplices.is_complex() or \
-                    simplices.dtype == torch.bool:
+            elif not is_integer_tensor(simplices):
                 problem(f"'simplices_{k}' needs integer vertex ids (found "
                         f"{simplices.dtype})")
             elif simplices.numel() and (int(simplices.min()) < 0 or
@@ -937,9 +935,7 @@ class SimplicialComplexData(Data):
                 # rows index the (k-1)-faces for a boundary, the k-simplices otherwise
                 bounds = (sizes[k - 1] if kind == 'boundary' and k >= 1 else sizes[k],
                           sizes[k])
-                if not isinstance(index, Tensor) or index.layout != torch.strided or \
-                        index.is_floating_point() or index.is_complex() or \
-                        index.dtype == torch.bool:
+                if not is_integer_tensor(index) or index.layout != torch.strided:
                     found = (f'{index.dtype}, {index.layout}' if isinstance(index, Tensor)
                              else type(index).__name__)
                     problem(f"'{key}' needs integer ids in a dense tensor (found "

@@ -1,17 +1,18 @@
 r"""Neighbour sampling over the upper and lower adjacency of the k-simplices."""
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 import torch
 from torch import Tensor
 
 from torch_geometric_san.data import SimplicialComplexData
-from torch_geometric_san.loader.utils import SimplicialAdjacency, _check_one_complex
+from torch_geometric_san.loader.utils import (SimplicialAdjacency, _check_one_complex,
+                                              _ScratchTables)
 from torch_geometric_san.utils.validation import check_int
 
 __all__ = ["SimplicialNeighborSampler"]
 
 
-class SimplicialNeighborSampler:
+class SimplicialNeighborSampler(_ScratchTables):
     r"""Samples the neighbourhood of seed k-simplices hop by hop, as PyG's
     :class:`~torch_geometric.sampler.NeighborSampler` does for nodes.
 
@@ -88,20 +89,11 @@ class SimplicialNeighborSampler:
         # the deduplication (only entries written in a call are read)
         self._scratch()
 
+    _SCRATCH = ('_seen', '_owner')
+
     def _scratch(self) -> None:
-        # (each process its own: a pickled copy, as a spawned loader worker gets,
-        # would otherwise share the tensors through shared memory, and the workers
-        # would write into each other's tables)
         self._seen = torch.zeros(self.num_simplices, dtype=torch.bool)
         self._owner = torch.empty(self.num_simplices, dtype=torch.long)
-
-    def __getstate__(self) -> Dict[str, Any]:
-        return {key: value for key, value in self.__dict__.items()
-                if key not in ('_seen', '_owner')}
-
-    def __setstate__(self, state: Dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._scratch()
 
     def sample(self, seeds: Tensor) -> Tuple[Tensor, List[int]]:
         r"""Samples the neighbourhood of :obj:`seeds`.

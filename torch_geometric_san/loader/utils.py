@@ -14,7 +14,7 @@ from torch_geometric_san.data.attributes import (GRAPH_EDGES, _select_attr_rows,
                                                  simplex_attr_orders)
 from torch_geometric_san.utils.validation import (check_edge_index,
                                                   check_float_dtype, check_int,
-                                                  check_simplex_ids)
+                                                  check_simplex_ids, is_integer_tensor)
 
 __all__ = ["SimplicialAdjacency", "simplicial_subcomplex", "edge_rows"]
 
@@ -27,8 +27,26 @@ _SEARCH_CALL = 10_000
 GraphRows = Tuple[Tensor, Tensor, Tensor]
 
 
+class _ScratchTables:
+    # Tables written on every call, made anew in each process (`_scratch`, named in
+    # `_SCRATCH`): a pickled copy, as a spawned loader worker gets, would otherwise
+    # share them through shared memory, and the workers would write into each
+    # other's tables.
+    _SCRATCH: Tuple[str, ...] = ()
 
-class SimplicialAdjacency:
+    def _scratch(self) -> None:
+        raise NotImplementedError
+
+    def __getstate__(self) -> Dict[str, Any]:
+        return {key: value for key, value in self.__dict__.items()
+                if key not in self._SCRATCH}
+
+    def __setstate__(self, state: Dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._scratch()
+
+
+class SimplicialAdjacency(_ScratchTables):
     r"""The neighbours of the j-simplices of a complex and the entries of its
     Laplacians between them, derived from the boundary matrices alone (the stored
     Laplacians are not read, and need not be stored).
@@ -112,16 +130,10 @@ class SimplicialAdjacency:
         self._num_simplices = n
         self._scratch()
 
+    _SCRATCH = ('_local', )
+
     def _scratch(self) -> None:
-        # (each process its own: see SimplicialNeighborSampler._scratch)
         self._local = torch.full((self._num_simplices, ), -1, dtype=torch.long)
-
-    def __getstate__(self) -> Dict[str, Any]:
-        return {key: value for key, value in self.__dict__.items() if key != '_local'}
-
-    def __setstate__(self, state: Dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._scratch()
 
     @property
     def num_simplices(self) -> int:
@@ -145,8 +157,7 @@ class SimplicialAdjacency:
         """
         n = self.num_simplices
         ids = check_simplex_ids(ids, n, self.order, "'ids'")
-        if not isinstance(queries, Tensor) or queries.is_floating_point() or \
-                queries.is_complex() or queries.dtype == torch.bool:
+        if not is_integer_tensor(queries):
             got = queries.dtype if isinstance(queries, Tensor) else \
                 type(queries).__name__
             raise TypeError(f"'queries' must be an integer tensor of ids of "

@@ -389,6 +389,20 @@ def check_simplex_ids(value: Any, n: int, order: int, name: str) -> torch.Tensor
     return ids.clone()
 
 
+def is_integer_tensor(value: Any) -> bool:
+    r"""Whether :obj:`value` is a tensor of integers (of any integer dtype; not
+    floating, complex or bool), as ids and indices must be.
+
+    Args:
+        value (Any): The argument.
+
+    Returns:
+        bool: Whether it is an integer tensor.
+    """
+    return isinstance(value, torch.Tensor) and not (
+        value.is_floating_point() or value.is_complex() or value.dtype == torch.bool)
+
+
 def check_has_data(value: torch.Tensor, name: str) -> torch.Tensor:
     r"""Checks that a tensor whose values are read is not on 'meta', which holds
     shapes only (torch fails inside with "cannot be called on meta tensors").
@@ -433,8 +447,7 @@ def check_edge_index(edge_index: Any, num_nodes: int) -> torch.Tensor:
         raise TypeError(f"edge_index must be a dense [2, num_edges] tensor, not "
                         f"{edge_index.layout} (an adjacency matrix: take its "
                         f".coalesce().indices())")
-    if edge_index.is_floating_point() or edge_index.is_complex() or \
-            edge_index.dtype == torch.bool:
+    if not is_integer_tensor(edge_index):
         raise TypeError(f"edge_index must hold integers, got {edge_index.dtype}")
     if edge_index.dim() != 2 or edge_index.size(0) != 2:
         raise ValueError(f"edge_index must have shape [2, num_edges], got "
