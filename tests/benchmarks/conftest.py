@@ -18,7 +18,13 @@ def load_script(name: str):
     spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f'{name}.py')
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        # as a failed import does: the next test sees the same error, not a
+        # half-run module
+        del sys.modules[name]
+        raise
     return module
 
 

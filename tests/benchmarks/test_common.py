@@ -8,7 +8,19 @@ import sys
 import pytest
 import torch
 
+from tests.benchmarks import conftest
 from tests.benchmarks.conftest import load_script
+
+
+def test_a_script_that_fails_to_load_fails_again_the_same_way(tmp_path, monkeypatch):
+    # a half-run module left in sys.modules turned one failure into an
+    # AttributeError in every later test of the script
+    (tmp_path / 'broken_script.py').write_text('raise RuntimeError("boom")\n')
+    monkeypatch.setattr(conftest, 'BENCHMARKS', tmp_path)
+    for _ in range(2):
+        with pytest.raises(RuntimeError, match='boom'):
+            load_script('broken_script')
+    assert 'broken_script' not in sys.modules
 
 
 def test_write_results_replaces_only_its_block(common, tmp_path):

@@ -50,10 +50,23 @@ def test_every_inventory_name_is_an_installed_object(project, name, role, uri):
         assert role == 'data', (name, role)
 
 
+def import_inventory_file():
+    r"""Sphinx's :class:`InventoryFile`, or a skip. A failed import can leave a
+    namespace package ``sphinx`` (a folder of that name, not Sphinx) in
+    :obj:`sys.modules`, which SciPy's docstring parser then takes for Sphinx (a
+    later ``import scipy.stats`` fails), so a failed import leaves none of its
+    modules behind."""
+    before = set(sys.modules)
+    try:
+        return importlib.import_module('sphinx.util.inventory').InventoryFile
+    except ImportError:
+        for name in set(sys.modules) - before:
+            del sys.modules[name]
+        pytest.skip('needs Sphinx (the docs extra: pip install -e ".[docs]")')
+
+
 def test_inventories_load_as_sphinx_reads_them(tmp_path):
-    InventoryFile = pytest.importorskip(
-        'sphinx.util.inventory', reason='needs Sphinx (the docs extra: pip install '
-        '-e ".[docs]")').InventoryFile
+    InventoryFile = import_inventory_file()
     mapping = write_inventories(str(tmp_path))
     assert set(mapping) == set(INVENTORIES)
     for project, (root, path) in mapping.items():
@@ -64,3 +77,13 @@ def test_inventories_load_as_sphinx_reads_them(tmp_path):
             expected = uri or f'generated/{name}.html#{name}'
             assert item.uri == root + expected
         assert Path(path).read_bytes() == inventory_bytes(project, entries)
+
+
+def test_a_failed_sphinx_import_leaves_no_module_behind(monkeypatch):
+    for name in [name for name in sys.modules if name.split('.')[0] == 'sphinx']:
+        monkeypatch.delitem(sys.modules, name)
+    # 'sphinx' imports (Sphinx itself, or a folder of that name), 'sphinx.util' fails
+    monkeypatch.setitem(sys.modules, 'sphinx.util', None)
+    with pytest.raises(pytest.skip.Exception, match='needs Sphinx'):
+        import_inventory_file()
+    assert 'sphinx' not in sys.modules
