@@ -376,7 +376,8 @@ def targets(rows: List[Dict]) -> str:
         if line is not None:
             lines.append(f"- SANConv time per edge, {order} order ({role}), {line}")
     for order in ORDERS:
-        big = [r for r in by_order[order] if r['num_edges'] >= 900_000
+        # the target is set at 10^6 edges: a larger complex needs more
+        big = [r for r in by_order[order] if 900_000 <= r['num_edges'] <= 1_100_000
                and 'peak_mb' in r['results'].get('san', {})]
         for row in big:
             peak = row['results']['san']['peak_mb']

@@ -45,6 +45,14 @@ def test_linearity_is_judged_on_the_locality_order(scaling):
     assert '| 1,000,000 | locality |  | 0.50 | 1,500.0 | — | 2,000.0 |' in table
 
 
+def test_peak_memory_is_judged_at_the_targets_size_only(scaling):
+    # the 4 GB of the target are set at 10^6 edges; 10^7 edges were judged by it too
+    text = scaling.targets([row(999_958, 'locality', 20.0, 20.0, peak_mb=2400.0),
+                            row(9_999_962, 'locality', 170.0, 220.0, peak_mb=23700.0)])
+    assert 'SANConv peak memory at 999,958 edges (locality order): 2,400 MB: met' in text
+    assert '9,999,962 edges (locality order): 23,700' not in text
+
+
 def test_the_n_by_n_methods_are_judged_on_the_order_they_ran_on(scaling):
     # (with --orders locality random they ran on the locality order, and their
     # verdict lines vanished: they were looked for on the random order)
