@@ -71,6 +71,10 @@ def test_the_graph_edges_and_the_name_rule():
     ({'edge_index': 1}, ValueError, "attrs names 'edge_index'"),
     ({'missing': 1}, ValueError, "attribute 'missing' must be a tensor with N_1 = 5 "
                                  "rows"),
+    # x_1 would move with the triangles, or stay where its edges move
+    ({'x_1': 2}, ValueError, "attrs gives 'x_1' order 2, but a feature x_k belongs "
+                             "to order k by its name"),
+    ({'x_1': 0}, ValueError, "attrs gives 'x_1' order 0"),
 ])
 def test_bad_attrs(attrs, error, pattern):
     data = two_triangles()
@@ -85,3 +89,12 @@ def test_one_complex_only():
         simplex_attr_orders(Data(num_nodes=3))
     with pytest.raises(TypeError, match='data is a batch of complexes; give one complex'):
         simplex_attr_orders(Batch.from_data_list([data, data]))
+
+
+def test_a_feature_that_is_not_a_tensor_is_refused():
+    # a NumPy x_1 stayed in place while its edges moved
+    data = two_triangles()
+    data.x_1 = data.x_1.numpy()
+    with pytest.raises(ValueError, match=r"'x_1' needs one row per 1-simplex, 5 "
+                                         r"\(found ndarray\)"):
+        simplex_attr_orders(data)

@@ -9,6 +9,7 @@ from torch_geometric.loader import DataLoader
 from torch_geometric.utils import erdos_renyi_graph
 
 from torch_geometric_san.data import SimplicialComplexData
+from torch_geometric_san.loader import SimplicialNeighborLoader
 from torch_geometric_san.nn import SANConv
 from torch_geometric_san.transforms import (LiftToCliqueComplex, ReorderSimplices,
                                             reorder_simplices)
@@ -282,3 +283,41 @@ def test_refuses_a_batch():
     batch = Batch.from_data_list([data, data])
     with pytest.raises(TypeError, match="apply it to each complex before batching"):
         ReorderSimplices()(batch)
+
+
+def test_refuses_a_sampled_sub_complex():
+    # as the loader's transform it moved the seeds out of the first batch_size rows,
+    # where the loss is taken
+    data = delaunay()
+    loader = SimplicialNeighborLoader(data, num_neighbors=[-1], order=1, batch_size=4,
+                                      transform=ReorderSimplices())
+    with pytest.raises(ValueError, match="got a sampled sub-complex .* reorder the "
+                                         "whole complex before SimplicialNeighborLoader"):
+        next(iter(loader))
+
+
+@pytest.mark.parametrize('key, row, value, pattern', [
+    # a negative id indexed from the end: a wrong, valid-looking complex
+    ('boundary_index_2', 0, -1, r"row 0 of 'boundary_index_2' holds ids outside "
+                                r"\[0, \d+\) \(found -1 to"),
+    ('up_index_1', 0, -1, r"row 0 of 'up_index_1' holds ids outside"),
+    ('hodge_index_2', 1, -1, r"row 1 of 'hodge_index_2' holds ids outside"),
+    # these crashed inside torch and SciPy
+    ('boundary_index_2', 0, 10**6, r"row 0 of 'boundary_index_2' holds ids outside"),
+    ('simplices_1', 1, -1, r"'simplices_1' holds ids outside \[0, 40\)"),
+    ('simplices_1', 1, 40, r"'simplices_1' holds ids outside \[0, 40\)"),
+])
+def test_ids_out_of_range_are_refused(key, row, value, pattern):
+    data = delaunay()
+    data[key] = data[key].clone()
+    data[key][(0, row) if key.startswith('simplices') else (row, 0)] = value
+    with pytest.raises(ValueError, match=pattern):
+        ReorderSimplices()(data)
+
+
+def test_a_missing_boundary_is_named():
+    data = delaunay()
+    del data.boundary_index_2
+    with pytest.raises(ValueError, match="needs 'boundary_index_2' and "
+                                         "'boundary_weight_2' of the 2-simplices"):
+        ReorderSimplices()(data)

@@ -84,8 +84,9 @@ def simplex_attr_orders(
         TypeError: If :obj:`data` is not one complex (a batch is refused), or
             :obj:`attrs` not a dict of names to ints.
         ValueError: If an attribute of :obj:`attrs` is missing, computed by the
-            constructors (or ``edge_index``), of an order above the complex's, or
-            does not have :math:`N_k` rows, or a feature ``x_k`` has not
+            constructors (or ``edge_index``), a feature ``x_j`` given another order
+            than :math:`j`, of an order above the complex's, or does not have
+            :math:`N_k` rows, or a feature ``x_k`` is not a tensor of
             :math:`N_k` rows.
 
     Example:
@@ -105,6 +106,10 @@ def simplex_attr_orders(
         if key == 'edge_index' or _COMPUTED.fullmatch(key):
             raise ValueError(f"attrs names '{key}', which follows its simplices by "
                              f"construction; name only other attributes")
+        feature = _FEATURE.fullmatch(key)
+        if feature is not None and int(feature.group(1)) != k:
+            raise ValueError(f"attrs gives '{key}' order {k}, but a feature x_k "
+                             f"belongs to order k by its name")
         if k >= len(counts):
             raise ValueError(f"attribute '{key}' is of order {k} but the complex "
                              f"has order {data.order}")
@@ -123,7 +128,7 @@ def simplex_attr_orders(
             continue
         if feature is not None:
             k = int(feature.group(1))
-            if isinstance(value, Tensor) and k < len(counts):
+            if k < len(counts):  # (a NumPy array stayed where its simplices moved)
                 problem = rows_problem(key, value, k, counts[k])
                 if problem:  # (its rows would be moved as if they were the simplices')
                     raise ValueError(problem)

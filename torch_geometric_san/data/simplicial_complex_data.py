@@ -19,7 +19,7 @@ from torch_geometric_san.utils.validation import (check_batch, check_bool,
                                                   check_float_dtype, check_has_data,
                                                   check_int, check_num_nodes,
                                                   check_simplex_ids, is_integer_tensor,
-                                                  rows_problem)
+                                                  range_problem, rows_problem)
 
 #: Where a complex keeps the values operators(k) returned, with what they were built
 #: from (in its __dict__, beside PyG's storage: neither collated nor saved).
@@ -902,10 +902,9 @@ class SimplicialComplexData(Data):
             elif not is_integer_tensor(simplices):
                 problem(f"'simplices_{k}' needs integer vertex ids (found "
                         f"{simplices.dtype})")
-            elif simplices.numel() and (int(simplices.min()) < 0 or
-                                        int(simplices.max()) >= num_nodes):
-                problem(f"'simplices_{k}' holds vertex ids outside [0, {num_nodes}) "
-                        f"(found {int(simplices.min())} to {int(simplices.max())})")
+            elif message := range_problem(f"'simplices_{k}'", simplices, num_nodes,
+                                          'vertex ids'):
+                problem(message)
             elif not bool((simplices[:, 1:] > simplices[:, :-1]).all()):
                 row = int((simplices[:, 1:] <= simplices[:, :-1]).any(1).nonzero()[0])
                 problem(f"'simplices_{k}' needs the vertex ids of each simplex "
@@ -946,12 +945,10 @@ class SimplicialComplexData(Data):
                     continue
                 in_range = True
                 for row, bound in enumerate(bounds):
-                    if index.size(1) and (int(index[row].min()) < 0 or
-                                          int(index[row].max()) >= bound):
+                    message = range_problem(f"row {row} of '{key}'", index[row], bound)
+                    if message:
                         in_range = False
-                        problem(f"row {row} of '{key}' holds ids outside [0, {bound}) "
-                                f"(found {int(index[row].min())} to "
-                                f"{int(index[row].max())})")
+                        problem(message)
                 counts = (torch.bincount(index[1], minlength=sizes[k])
                           if kind == 'boundary' and in_range else None)
                 if counts is not None and not bool((counts == k + 1).all()):

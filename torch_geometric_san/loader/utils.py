@@ -14,7 +14,8 @@ from torch_geometric_san.data.attributes import (GRAPH_EDGES, _select_attr_rows,
                                                  simplex_attr_orders)
 from torch_geometric_san.utils.validation import (check_edge_index,
                                                   check_float_dtype, check_int,
-                                                  check_simplex_ids, is_integer_tensor)
+                                                  check_simplex_ids, is_integer_tensor,
+                                                  range_problem)
 
 __all__ = ["SimplicialAdjacency", "simplicial_subcomplex", "edge_rows"]
 
@@ -163,8 +164,9 @@ class SimplicialAdjacency(_ScratchTables):
             raise TypeError(f"'queries' must be an integer tensor of ids of "
                             f"{self.order}-simplices (got {got})")
         queries = queries.long()
-        if queries.numel() and (int(queries.min()) < 0 or int(queries.max()) >= n):
-            raise ValueError(f"'queries' holds ids outside [0, {n})")
+        problem = range_problem("'queries'", queries, n)
+        if problem:
+            raise ValueError(problem)
         return self._local_ids(ids, queries)
 
     def _local_ids(self, ids: Tensor, queries: Tensor) -> Tensor:

@@ -10,9 +10,11 @@ from torch import Tensor
 from torch_geometric.transforms import BaseTransform
 
 from torch_geometric_san.data import SimplicialComplexData
-from torch_geometric_san.data.simplicial_complex_data import _check_complex_arg
+from torch_geometric_san.data.simplicial_complex_data import (_OPERATOR_INDEX,
+                                                           _check_complex_arg)
 from torch_geometric_san.data.attributes import (_check_attr_orders,
                                                  _select_attr_rows, simplex_attr_orders)
+from torch_geometric_san.utils.validation import range_problem
 
 
 class ReorderSimplices(BaseTransform):
@@ -55,8 +57,11 @@ class ReorderSimplices(BaseTransform):
     per column of a kept graph ``edge_index`` (a key containing ``edge`` where
     the length also matches an order, as PyG tells edge attributes), are copied
     unchanged, as is every other attribute. The input is not modified. Apply the
-    transform to single complexes, before batching. :func:`reorder_simplices`
-    also returns the permutations.
+    transform to single complexes, before batching, and to a large complex before
+    :class:`~torch_geometric_san.loader.SimplicialNeighborLoader` (a sampled
+    sub-complex keeps its seeds in its first ``batch_size`` rows, which a
+    renumbering would scatter: it is refused). :func:`reorder_simplices` also
+    returns the permutations.
 
     Args:
         attrs (Dict[str, int], optional): The order of attributes whose first
@@ -110,13 +115,21 @@ def reorder_simplices(
         TypeError: If :obj:`data` is not a
             :class:`~torch_geometric_san.data.SimplicialComplexData`, or is a
             batch.
-        ValueError: If an attribute of :obj:`attrs` is missing or does not
-            have :math:`N_k` rows.
+        ValueError: If :obj:`data` is a sampled sub-complex (it has a
+            ``batch_size``), lacks a boundary or holds ids out of range in its
+            simplices or operators, or if an attribute of :obj:`attrs` is missing
+            or does not have :math:`N_k` rows.
     """
     _check_complex_arg(data, 'data', "ReorderSimplices renumbers the simplices of "
                       "one complex: apply it to each complex before batching")
+    if 'batch_size' in data:
+        raise ValueError("ReorderSimplices got a sampled sub-complex (it has a "
+                         "'batch_size'), whose first batch_size rows are the seeds "
+                         "that the loss is taken on: reorder the whole complex "
+                         "before SimplicialNeighborLoader instead")
     order = data.order
     counts = [data.num_simplices(k) for k in range(order + 1)]
+    _check_ids(data, counts)
     moved = simplex_attr_orders(data, attrs, 'ReorderSimplices')
 
     rank = _vertex_rank(data, counts[0])
@@ -152,6 +165,29 @@ def reorder_simplices(
             out[f'{name}_weight_{k}'] = data[f'{name}_weight_{k}'][sort]
     out.update(_select_attr_rows(data, moved, dict(enumerate(perms[1:], start=1))))
     return out, perms
+
+
+def _check_ids(data: SimplicialComplexData, counts: List[int]) -> None:
+    # The ids the renumbering reads: a negative one would index from the end and
+    # give a valid-looking complex (validate() checks the rest).
+    checks = []
+    for k in range(1, len(counts)):
+        if f'boundary_index_{k}' not in data:
+            raise ValueError(f"ReorderSimplices needs 'boundary_index_{k}' and "
+                             f"'boundary_weight_{k}' of the {k}-simplices, which the "
+                             f"complex lacks; build it with a constructor or lifting")
+        checks.append((f"'simplices_{k}'", data[f'simplices_{k}'], counts[0]))
+    for key in data.keys():
+        operator = _OPERATOR_INDEX.fullmatch(key)
+        if operator is not None and int(operator.group(2)) < len(counts):
+            kind, k = operator.group(1), int(operator.group(2))
+            checks += [(f"row 0 of '{key}'", data[key][0],
+                        counts[k - 1] if kind == 'boundary' else counts[k]),
+                       (f"row 1 of '{key}'", data[key][1], counts[k])]
+    for what, ids, bound in checks:
+        problem = range_problem(what, ids, bound)
+        if problem:
+            raise ValueError(problem)
 
 
 def _vertex_rank(data: SimplicialComplexData, num_nodes: int) -> np.ndarray:

@@ -350,6 +350,26 @@ def rows_problem(key: str, value: Any, k: int, count: int) -> Optional[str]:
     return f"'{key}' needs one row per {k}-simplex, {count} (found {shape})"
 
 
+def range_problem(what: str, ids: torch.Tensor, bound: int,
+                  kind: str = 'ids') -> Optional[str]:
+    r"""What is wrong with integer ids that must lie in :math:`[0, \text{bound})`,
+    or :obj:`None` where nothing is (for a check that raises or warns).
+
+    Args:
+        what (str): The tensor, for the message.
+        ids (torch.Tensor): The ids.
+        bound (int): Their bound.
+        kind (str, optional): What they are, for the message. (default: :obj:`'ids'`)
+
+    Returns:
+        str, optional: The problem, or :obj:`None`.
+    """
+    if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= bound):
+        return (f"{what} holds {kind} outside [0, {bound}) (found {int(ids.min())} to "
+                f"{int(ids.max())})")
+    return None
+
+
 def check_simplex_ids(value: Any, n: int, order: int, name: str) -> torch.Tensor:
     r"""Checks a selection of k-simplices: a boolean mask :math:`[N_k]`, or a 1-D
     integer tensor of distinct ids in :math:`[0, N_k)`.
@@ -380,9 +400,9 @@ def check_simplex_ids(value: Any, n: int, order: int, name: str) -> torch.Tensor
         raise TypeError(f"{name} must be a boolean mask or a 1-D integer tensor of "
                         f"ids, got dtype {value.dtype} and shape {list(value.shape)}")
     ids = value.to(torch.long)
-    if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= n):
-        raise ValueError(f"{name} holds ids outside [0, {n}) (min {int(ids.min())}, "
-                         f"max {int(ids.max())}), the {order}-simplices of the complex")
+    problem = range_problem(name, ids, n)
+    if problem:
+        raise ValueError(f"{problem}, the {order}-simplices of the complex")
     if torch.unique(ids).numel() != ids.numel():
         raise ValueError(f"{name} holds repeated ids; each {order}-simplex can be "
                          f"taken once")
