@@ -376,9 +376,15 @@ def test_validate_accepts_built_complexes_and_their_batches(random_tree, annulus
     ('simplex_repeated', "'simplices_1' lists a 1-simplex more than once"),
     ('missing_order', "'simplices_1' is missing, but the complex has order 2"),
     # (a torch error inside validate(), even with raise_on_error=False, or a pass)
-    ('boundary_float', "'boundary_index_1' needs integer ids in a dense tensor "
+    ('boundary_float', "'boundary_index_1' needs int64 or int32 ids in a dense tensor "
                        "\\(found torch.float32"),
-    ('index_bool', "'up_index_1' needs integer ids in a dense tensor \\(found torch.bool"),
+    ('index_bool', "'up_index_1' needs int64 or int32 ids in a dense tensor \\(found "
+                   "torch.bool"),
+    # int16 failed inside torch, uint8 was read as a mask
+    ('index_int16', "'up_index_1' needs int64 or int32 ids in a dense tensor \\(found "
+                    "torch.int16"),
+    ('index_uint8', "'down_index_1' needs int64 or int32 ids in a dense tensor \\(found "
+                    "torch.uint8"),
     ('graph', "'edge_index' contains larger indices"),
     ('graph_x', "'x' is set, but a complex holds its features per order"),
 ])
@@ -412,8 +418,13 @@ def test_validate_finds_attributes_changed_after_building(annulus, case, match):
         data.boundary_index_1 = data.boundary_index_1.float()
     elif case == 'index_bool':
         data.up_index_1 = data.up_index_1.bool()
-        with pytest.raises(ValueError, match="'up_index_1' needs integer ids \\(found "
-                           "torch.bool\\)"):
+        with pytest.raises(ValueError, match="'up_index_1' needs int64 or int32 ids "
+                           "\\(found torch.bool\\)"):
+            data.operators(1)
+    elif case in ('index_int16', 'index_uint8'):
+        key = 'up_index_1' if case == 'index_int16' else 'down_index_1'
+        data[key] = data[key].to(torch.int16 if case == 'index_int16' else torch.uint8)
+        with pytest.raises(ValueError, match=f"'{key}' needs int64 or int32 ids"):
             data.operators(1)
     elif case == 'face':
         data.boundary_index_2[0, 0] = -1

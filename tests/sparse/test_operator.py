@@ -8,7 +8,8 @@ import torch
 from torch_geometric.typing import WITH_TORCH_SPARSE, SparseTensor
 from torch_geometric.utils import softmax
 
-from torch_geometric_san.sparse import SparseOperator, segment_softmax, to_index_weight
+from torch_geometric_san.sparse import (SimplicialOperators, SparseOperator, segment_softmax,
+                                        to_index_weight)
 
 
 def random_operator(n=7, density=0.4, seed=0, symmetric=False):
@@ -681,3 +682,41 @@ def test_one_block_expansion_is_kept():
         assert block.nnz == 3 * groups and op.expand(groups) is block
         assert [k for k in op._cache if isinstance(k, tuple) and k[0] == 'expand'] == [
             ('expand', groups)]
+
+
+def test_from_index_refuses_sparse_tensors():
+    # they failed inside torch (isfinite, min of a sparse tensor)
+    index, weight = torch.tensor([[0, 1], [1, 0]]), torch.ones(2)
+    with pytest.raises(TypeError, match=r"dense floating-point weight tensor, got a "
+                                        r"torch.float32 torch.sparse_coo tensor"):
+        SparseOperator.from_index(index, weight.to_sparse(), 2)
+    with pytest.raises(TypeError, match=r"dense torch.long index tensor .* got a "
+                                        r"torch.int64 torch.sparse_coo tensor"):
+        SparseOperator.from_index(index.to_sparse(), weight, 2)
+    with pytest.raises(TypeError, match="dense floating-point weight"):
+        SimplicialOperators.from_inputs(2, up_index=index, up_weight=weight.to_sparse())
+
+
+def test_kept_forms_follow_a_change_in_place_of_the_values():
+    # the products read the new values, the backward's kept transposed values and
+    # the kept forms the old ones
+    index = torch.tensor([[0, 1, 0, 1, 2], [0, 0, 1, 1, 2]])
+    weight = torch.tensor([2., 1., 1., 4., 5.], dtype=torch.float64)  # symmetric
+    op = SparseOperator.from_index(index, weight, 3)
+    assert op.weight is weight
+    x = torch.randn(3, 2, dtype=torch.float64, requires_grad=True)
+    kept = op.t()
+    op.matmul(x).sum().backward()
+    scaled, _ = op.scaled().to_dense(), op.shifted(0.5)
+    with torch.no_grad():
+        weight.mul_(10)
+    dense = op.to_dense()
+    g = torch.randn(3, 2, dtype=torch.float64)
+    grad, = torch.autograd.grad(op.matmul(x), x, g)
+    torch.testing.assert_close(grad, dense.t() @ g)
+    assert op.t() is not kept
+    torch.testing.assert_close(op.t().to_dense(), dense.t())
+    torch.testing.assert_close(op.shifted(0.5).to_dense(),
+                               torch.eye(3, dtype=torch.float64) - 0.5 * dense)
+    torch.testing.assert_close(op.scaled().to_dense(), scaled)  # A / lambda_max(A)
+    assert op.t() is op.t()  # kept again while the values stay

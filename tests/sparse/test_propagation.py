@@ -118,3 +118,35 @@ def test_numpy_integer_hops():
     x = torch.randn(1, 2, 1, 3)
     assert all(torch.equal(p, q) for p, q in zip(powers(op, None, x, 2, hops=np.int64(2)),
                                                  powers(op, None, x, 2, hops=2)))
+
+
+def test_products_of_several_taps_or_powers_need_a_square_operator():
+    # a filter of two taps failed inside torch; two powers named rows of 'x'
+    op = SparseOperator.from_index(torch.tensor([[0, 1, 2], [0, 0, 1]]),
+                                   torch.ones(3, dtype=torch.float64), (2, 3))
+    x = torch.ones(1, 3, 1, 1, dtype=torch.float64)
+    with pytest.raises(ValueError, match=r"a filter of 2 taps needs a square operator "
+                                         r"\(shape \(2, 3\)\)"):
+        polynomial(op, None, [x, x])
+    with pytest.raises(ValueError, match="a filter of 2 taps needs a square operator"):
+        polynomial(op, torch.ones(3, 1, dtype=torch.float64), [x, x], gather=False)
+    with pytest.raises(ValueError, match="2 powers of 1 products needs a square"):
+        powers(op, None, x, 2)
+    with pytest.raises(ValueError, match="1 powers of 2 products needs a square"):
+        powers(op, None, x, 1, hops=2)
+    assert polynomial(op, None, [x]).shape == (1, 2, 1, 1)  # one product: any shape
+
+
+def test_fixed_values_meet_signals_of_another_dtype():
+    # as matmul does; the values were refused as if the caller had passed them
+    op = random_operator()
+    x = torch.randn(B, op.shape[0], G, 2, dtype=torch.float32)
+    dense = op.to_dense()
+    expected = apply(dense, x.double())
+    torch.testing.assert_close(powers(op, None, x, 2)[1].double(),
+                               apply(dense, expected), rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(polynomial(op, None, [x]).double(), expected,
+                               rtol=1e-5, atol=1e-5)
+    pattern = SparseOperator.from_index(op.index, None, op.shape)
+    with pytest.raises(ValueError, match="needs an operator with values"):
+        polynomial(pattern, None, [x])

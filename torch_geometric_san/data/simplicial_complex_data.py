@@ -18,8 +18,9 @@ from torch_geometric_san.sparse import SimplicialOperators, SparseOperator
 from torch_geometric_san.utils.validation import (check_batch, check_bool,
                                                   check_float_dtype, check_has_data,
                                                   check_int, check_num_nodes,
-                                                  check_simplex_ids, is_integer_tensor,
-                                                  range_problem, rows_problem)
+                                                  check_simplex_ids, is_index_tensor,
+                                                  is_integer_tensor, range_problem,
+                                                  rows_problem)
 
 #: Where a complex keeps the values operators(k) returned, with what they were built
 #: from (in its __dict__, beside PyG's storage: neither collated nor saved).
@@ -771,11 +772,12 @@ class SimplicialComplexData(Data):
         self._check_k(k)
         if f'{name}_index_{k}' in self._store:  # O(1); `in self` lists every key
             index = self[f'{name}_index_{k}']
-            if not is_integer_tensor(index):
+            if not is_index_tensor(index):
                 # (set after construction; it failed inside torch's conversions)
                 found = index.dtype if isinstance(index, Tensor) else type(index).__name__
-                raise ValueError(f"'{name}_index_{k}' needs integer ids (found {found}): "
-                                 f"build the complex again, or check it with validate()")
+                raise ValueError(f"'{name}_index_{k}' needs int64 or int32 ids (found "
+                                 f"{found}): build the complex again, or check it with "
+                                 f"validate()")
             return index, self[f'{name}_weight_{k}']
         weight = self._operator_tensor()
         if weight is None or (name != 'boundary' and 'hodge_index_0' not in self._store):
@@ -934,10 +936,10 @@ class SimplicialComplexData(Data):
                 # rows index the (k-1)-faces for a boundary, the k-simplices otherwise
                 bounds = (sizes[k - 1] if kind == 'boundary' and k >= 1 else sizes[k],
                           sizes[k])
-                if not is_integer_tensor(index) or index.layout != torch.strided:
+                if not is_index_tensor(index) or index.layout != torch.strided:
                     found = (f'{index.dtype}, {index.layout}' if isinstance(index, Tensor)
                              else type(index).__name__)
-                    problem(f"'{key}' needs integer ids in a dense tensor (found "
+                    problem(f"'{key}' needs int64 or int32 ids in a dense tensor (found "
                             f"{found})")
                     continue
                 if index.dim() != 2 or index.size(0) != 2:

@@ -139,16 +139,18 @@ class SparseOperator(_Immutable):
                 tensors on 'meta'.
         """
         rows, cols = _check_shape(shape)
-        if not isinstance(index, Tensor) or index.dtype != torch.long:
-            raise TypeError(f"expected a torch.long index tensor of shape "
+        if not isinstance(index, Tensor) or index.dtype != torch.long or \
+                index.layout != torch.strided:
+            raise TypeError(f"expected a dense torch.long index tensor of shape "
                             f"[2, nnz], got {_describe(index)}")
         if index.dim() != 2 or index.size(0) != 2:
             raise ValueError(f"expected an index of shape [2, nnz], got "
                              f"{list(index.shape)}")
         check_has_data(index, 'the index')
         if weight is not None:
-            if not isinstance(weight, Tensor) or not weight.is_floating_point():
-                raise TypeError(f"expected a floating-point weight tensor, got "
+            if not isinstance(weight, Tensor) or not weight.is_floating_point() or \
+                    weight.layout != torch.strided:
+                raise TypeError(f"expected a dense floating-point weight tensor, got "
                                 f"{_describe(weight)}")
             check_has_data(weight, 'the weight')
             if weight.shape != (index.size(1), ):
@@ -203,6 +205,14 @@ class SparseOperator(_Immutable):
         if (key[0] if isinstance(key, tuple) else key) not in _PATTERN_FORMS and any(
                 t is not None and t.requires_grad for t in (self.weight, self.eigenvalue)):
             return make()
+        if not torch.compiler.is_compiling():
+            # The tensors may be the caller's, changed in place since the forms were
+            # derived (the products read the new values, the kept transposed values
+            # of the backward the old ones): the forms are derived again.
+            stamp = self._stamp()
+            if self._cache.setdefault('_stamp', stamp) != stamp:
+                self._cache.clear()
+                self._cache['_stamp'] = stamp
         derived = self._cache.get(key)
         if derived is not None:
             return derived
@@ -211,6 +221,13 @@ class SparseOperator(_Immutable):
                              "forms derived from them (compressed rows, scaled, "
                              "shifted, ...) need a real device")
         return self._derive(key, make)
+
+    def _stamp(self) -> Tuple[int, ...]:
+        # The version counters of the tensors the forms are derived from, which
+        # every change in place advances (inference tensors have none and cannot
+        # be changed outside inference mode).
+        return tuple(-1 if t is None or t.is_inference() else t._version
+                     for t in (self.index, self.weight, self.eigenvalue))
 
     @torch.compiler.disable
     def _derive(self, key: Any, make: Callable[[], Any]) -> Any:
@@ -862,5 +879,6 @@ def to_index_weight(
 
 def _describe(obj: Any) -> str:
     if isinstance(obj, Tensor):
-        return f"a {obj.dtype} tensor of shape {list(obj.shape)}"
+        layout = '' if obj.layout == torch.strided else f' {obj.layout}'
+        return f"a {obj.dtype}{layout} tensor of shape {list(obj.shape)}"
     return f"an object of type {type(obj).__name__}"

@@ -51,7 +51,7 @@ class _Layout:
     def __init__(self, op: SparseOperator, x: Tensor, per_group: bool,
                  gather: Optional[bool]):
         B, _, G, W = shape = tuple(x.shape)
-        self.op, self.shape = op, shape
+        self.op, self.shape, self.dtype = op, shape, x.dtype
         if gather is None:
             # Several groups are always gathered under torch.compile: Inductor
             # fuses the gather, product and sum, and (torch 2.13) computed wrong
@@ -90,8 +90,9 @@ class _Layout:
             return gathered
         if self.mode == 'block':
             op, value = op.expand(value.size(1)), value.t().reshape(-1)
-        if value is None:
-            value = op.weight
+        if value is None:  # (the fixed values in the signals' dtype, as matmul takes them)
+            value = op._fixed('products with value None')
+            value = value if value.dtype == self.dtype else value.to(self.dtype)
         t_value = op.transpose_values(value)
         return lambda y, hops=1: op.matmul(y, value, hops, t_value)
 
@@ -137,6 +138,8 @@ def polynomial(op: SparseOperator, value: Optional[Tensor],
         if tap.shape != taps[0].shape:
             raise ValueError(f"the taps must have one shape, got "
                              f"{[list(t.shape) for t in taps]}")
+    if len(taps) > 1:  # (A's products are taken again: it must be square)
+        op._square(f'a filter of {len(taps)} taps')
     layout = _layout_for(op, value, taps[0], gather)
     product = layout.product(value)
     taps = [layout.to_layout(t) for t in taps]
@@ -165,6 +168,8 @@ def powers(op: SparseOperator, value: Optional[Tensor], x: Tensor, num: int,
     """
     check_int(num, "'num'", minimum=1)
     hops = check_int(hops, "'hops'", minimum=1)
+    if num * hops > 1:  # (A's products are taken again: it must be square)
+        op._square(f'{num} powers of {hops} products')
     layout = _layout_for(op, value, x, gather)
     product = layout.product(value)
     out = [product(layout.to_layout(x), hops)]

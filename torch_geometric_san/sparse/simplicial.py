@@ -84,8 +84,10 @@ class SimplicialOperators(_Immutable):
             or :obj:`num_simplices` not an int.
         ValueError: If an operator's shape does not fit :obj:`num_simplices`
             (:obj:`[N_k, N_k]` for the Laplacians, :obj:`N_k` columns for the
-            boundary and coboundary). The entries are not read: the value costs
-            no pass over them.
+            boundary and coboundary), or the boundary's entries are not sorted by
+            target (they are read once, to keep its transpose
+            :math:`\mathbf{B}_k^{\top}`); the other operators' entries are not
+            read.
 
     Example:
         >>> from torch_geometric_san.data import SimplicialComplexData

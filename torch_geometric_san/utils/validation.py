@@ -423,6 +423,21 @@ def is_integer_tensor(value: Any) -> bool:
         value.is_floating_point() or value.is_complex() or value.dtype == torch.bool)
 
 
+def is_index_tensor(value: Any) -> bool:
+    r"""Whether :obj:`value` is a tensor of the integer dtypes that torch indexes
+    with, :obj:`torch.int32` or :obj:`torch.int64`, as an operator's index must be
+    (:obj:`torch.int16` fails inside torch, and :obj:`torch.uint8` is read as a
+    mask).
+
+    Args:
+        value (Any): The argument.
+
+    Returns:
+        bool: Whether it is an index tensor.
+    """
+    return isinstance(value, torch.Tensor) and value.dtype in (torch.int32, torch.int64)
+
+
 def check_has_data(value: torch.Tensor, name: str) -> torch.Tensor:
     r"""Checks that a tensor whose values are read is not on 'meta', which holds
     shapes only (torch fails inside with "cannot be called on meta tensors").
