@@ -601,7 +601,11 @@ class SimplicialComplexData(Data):
         spectral normalisation of the fixed layers
         (:meth:`~torch_geometric_san.sparse.SparseOperator.scaled`) uses the largest
         eigenvalue of each complex (``spectrum_k``), which a batch of several
-        complexes must hold (a :class:`ValueError` names it otherwise).
+        complexes must hold (a :class:`ValueError` names it otherwise). The stored
+        ``spectrum_k`` is a constant computed when the complex was built: after
+        the Laplacians' values are replaced or edited, delete it from one complex
+        (:meth:`~torch_geometric_san.sparse.SparseOperator.scaled` then computes
+        the largest eigenvalue of the values it finds) or store the new one.
 
         Args:
             k (int): The order.

@@ -8,7 +8,7 @@ powers), using the parameters of a
 independent reference for tests and as the dense baseline of
 ``benchmarks/scaling.py``, never for training.
 """
-from typing import Optional
+from typing import Dict, Optional
 
 import torch
 import torch.nn.functional as F
@@ -42,7 +42,13 @@ def dense_san_conv(
     Returns:
         torch.Tensor: The output :math:`(N, H F_{out})`, or
         :math:`(N, F_{out})` if :obj:`conv.concat` is :obj:`False`.
+
+    Raises:
+        ValueError: If :obj:`conv` is an ensemble, :obj:`x` not :math:`(N, F_{in})`,
+            a Laplacian not :math:`(N, N)` in the dtype of :obj:`x`, or
+            :obj:`hodge` missing where the layer has a harmonic filter.
     """
+    _check_inputs(conv, x, dict(up=up, down=down, hodge=hodge))
     N, H, C = x.size(0), conv.heads, conv.out_channels
     taps = conv.filter_taps(x)  # per branch, J tensors [N, H, C]
     eye = torch.eye(N, dtype=x.dtype, device=x.device)
@@ -63,11 +69,33 @@ def dense_san_conv(
     if 'harmonic' in taps:
         P = eye
         if conv.J_harmonic:
-            assert hodge is not None
             P = torch.linalg.matrix_power(eye - conv.eps * hodge, conv.J_harmonic)
         out = out + torch.einsum('ij,jhc->ihc', P, taps['harmonic'][0])
     out = out.reshape(N, H * C) if conv.concat else out.mean(dim=1)
     return out if conv.bias is None else out + conv.bias
+
+
+def _check_inputs(conv: SANConv, x: Tensor, laplacians: Dict[str, Optional[Tensor]]):
+    # (each of these failed inside torch's reshapes, or on a bare assert)
+    if conv.ensemble:
+        raise ValueError(f"dense_san_conv computes one network; this layer is an "
+                         f"ensemble of {conv.ensemble}")
+    if not isinstance(x, Tensor) or x.dim() != 2 or conv.in_channels not in (
+            -1, x.size(1)):
+        shape = list(x.shape) if isinstance(x, Tensor) else type(x).__name__
+        raise ValueError(f"'x' must be [N, {conv.in_channels}] (N simplices, the "
+                         f"layer's in_channels), got {shape}")
+    N = x.size(0)
+    for name, lap in laplacians.items():
+        if lap is not None and (not isinstance(lap, Tensor) or lap.shape != (N, N)
+                                or lap.dtype != x.dtype):
+            found = (f'{list(lap.shape)} {lap.dtype}' if isinstance(lap, Tensor)
+                     else type(lap).__name__)
+            raise ValueError(f"'{name}' must be a dense [{N}, {N}] Laplacian in the "
+                             f"dtype of 'x', {x.dtype}, got {found}")
+    if conv.J_harmonic and laplacians['hodge'] is None:
+        raise ValueError(f"the layer's harmonic filter (J_harmonic={conv.J_harmonic}) "
+                         f"needs 'hodge'")
 
 
 def _attention_matrix(conv: SANConv, branch: str, lap: Tensor, h: Tensor,

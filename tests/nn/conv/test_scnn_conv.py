@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from torch_geometric_san.nn import SCNNConv
+from torch_geometric_san.nn import SANConv, SATConv, SCNConv, SCNNConv, SNNConv
 
 
 @pytest.mark.parametrize('J_up,J_down', [(1, 1), (2, 3), (3, 1)])
@@ -32,3 +32,27 @@ def test_scnn_with_harmonic_filter(kit):
 
 def test_scnn_repr():
     assert str(SCNNConv(3, 4, J_up=2, J_down=3)) == 'SCNNConv(3, 4, J_up=2, J_down=3)'
+
+
+def test_repr_names_what_changes_the_layer():
+    # SCNNConv(3, 4, J_up=1, J_down=1) printed for each of these
+    assert str(SCNNConv(3, 4, J_harmonic=3)) == 'SCNNConv(3, 4, J_up=1, J_down=1, J_harmonic=3)'
+    assert str(SCNNConv(3, 4, J_harmonic=None)) == \
+        'SCNNConv(3, 4, J_up=1, J_down=1, J_harmonic=None)'
+    assert str(SCNNConv(3, 4, ensemble=5)) == 'SCNNConv(3, 4, J_up=1, J_down=1, ensemble=5)'
+    assert str(SCNConv(3, 4, heads=2)) == 'SCNConv(3, 4, heads=2)'
+    assert str(SNNConv(3, 4, heads=2)) == 'SNNConv(3, 4, heads=2)'
+    assert str(SATConv(3, 4, orientation_equivariant=True)) == \
+        'SATConv(3, 4, heads=1, orientation_equivariant=True)'
+
+
+@pytest.mark.parametrize('cls', [SCNNConv, SCNConv, SNNConv])
+@pytest.mark.parametrize('kwargs', [dict(dropout=0.9), dict(negative_slope=0.1)])
+def test_attention_arguments_of_a_layer_without_attention_are_refused(cls, kwargs):
+    # accepted and ignored: no regularisation, no warning
+    with pytest.raises(ValueError, match=f"{cls.__name__} has no attention "
+                                         r"\(attention=None\), so 'dropout' and "
+                                         "'negative_slope'"):
+        cls(3, 4, **kwargs)
+    with pytest.raises(ValueError, match="SANConv has no attention"):
+        SANConv(3, 4, attention=None, **kwargs)

@@ -1,5 +1,5 @@
 import inspect
-from typing import Dict, List, Optional, Tuple, Union
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 import torch
 import torch.nn.functional as F
@@ -326,6 +326,14 @@ class SANConv(MessagePassing):
         if attention not in ATTENTION_MODES:
             raise ValueError(f"'attention' must be one of {ATTENTION_MODES} "
                              f"(got {attention!r})")
+        if attention is None and (dropout > 0.0 or negative_slope != 0.2):
+            # (accepted and ignored: no regularisation, no warning)
+            raise ValueError(f"{type(self).__name__} has no attention "
+                             f"(attention=None), so 'dropout' and 'negative_slope', "
+                             f"which act on attention coefficients, would have no "
+                             f"effect (got dropout={dropout}, negative_slope="
+                             f"{negative_slope}); a model's own dropout acts on the "
+                             f"features")
         if (attention == "shared" or shared_weights) and J_up != J_down:
             raise ValueError(f"shared attention or shared weights need "
                              f"J_up == J_down (got {J_up} and {J_down})")
@@ -761,11 +769,20 @@ class SANConv(MessagePassing):
             self._reset_filter_weights()
 
     def __repr__(self) -> str:
-        return (f'{self.__class__.__name__}({self.in_channels}, '
-                f'{self.out_channels}, J_up={self.J_up}, J_down={self.J_down}, '
-                f'J_harmonic={self.J_harmonic}, heads={self.heads}, '
-                f'attention={self.attention!r}' +
-                (f', ensemble={self.ensemble})' if self.ensemble else ')'))
+        return _layer_repr(self, 'J_up', 'J_down', 'J_harmonic', 'heads', 'attention')
+
+
+def _layer_repr(layer: SANConv, *names: str, **defaults: Any) -> str:
+    # "Name(in, out, ...)": the settings `names`, those of `defaults` where they
+    # differ from their default, and an ensemble's size (the special cases fix
+    # the others).
+    shown = [f'{name}={getattr(layer, name)!r}' for name in names] + [
+        f'{name}={getattr(layer, name)!r}' for name, default in defaults.items()
+        if getattr(layer, name) != default]
+    if layer.ensemble:
+        shown.append(f'ensemble={layer.ensemble}')
+    return (f"{type(layer).__name__}("
+            f"{', '.join([str(layer.in_channels), str(layer.out_channels), *shown])})")
 
 
 def _special_case(cls: str, kwargs: Dict, **fixed) -> Dict:

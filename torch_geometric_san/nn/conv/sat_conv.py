@@ -1,4 +1,4 @@
-from torch_geometric_san.nn.conv.san_conv import SANConv, _special_case
+from torch_geometric_san.nn.conv.san_conv import SANConv, _layer_repr, _special_case
 
 
 class SATConv(SANConv):
@@ -47,5 +47,4 @@ class SATConv(SANConv):
                             J_harmonic=None, attention="shared"))
 
     def __repr__(self) -> str:
-        return (f'{self.__class__.__name__}({self.in_channels}, '
-                f'{self.out_channels}, heads={self.heads})')
+        return _layer_repr(self, 'heads', orientation_equivariant=False)

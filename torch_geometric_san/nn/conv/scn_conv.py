@@ -1,4 +1,4 @@
-from torch_geometric_san.nn.conv.san_conv import _special_case
+from torch_geometric_san.nn.conv.san_conv import _layer_repr, _special_case
 from torch_geometric_san.nn.conv.scnn_conv import SCNNConv
 
 
@@ -37,4 +37,4 @@ class SCNConv(SCNNConv):
                             J_harmonic=0))
 
     def __repr__(self) -> str:
-        return f'{self.__class__.__name__}({self.in_channels}, {self.out_channels})'
+        return _layer_repr(self, heads=1)

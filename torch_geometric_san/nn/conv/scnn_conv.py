@@ -1,4 +1,4 @@
-from torch_geometric_san.nn.conv.san_conv import SANConv, _special_case
+from torch_geometric_san.nn.conv.san_conv import SANConv, _layer_repr, _special_case
 
 
 class SCNNConv(SANConv):
@@ -46,5 +46,4 @@ class SCNNConv(SANConv):
             **_special_case(type(self).__name__, kwargs, attention=None))
 
     def __repr__(self) -> str:
-        return (f'{self.__class__.__name__}({self.in_channels}, '
-                f'{self.out_channels}, J_up={self.J_up}, J_down={self.J_down})')
+        return _layer_repr(self, 'J_up', 'J_down', J_harmonic=0)

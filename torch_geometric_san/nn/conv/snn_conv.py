@@ -1,4 +1,4 @@
-from torch_geometric_san.nn.conv.san_conv import SANConv, _special_case
+from torch_geometric_san.nn.conv.san_conv import SANConv, _layer_repr, _special_case
 
 
 class SNNConv(SANConv):
@@ -6,19 +6,20 @@ class SNNConv(SANConv):
     <https://arxiv.org/abs/2010.03633>`_ (Ebli et al.) as the special case of
     :class:`SANConv` in the SAN paper: no attention, no harmonic filter,
     :math:`J_u = J_d = 1` and shared filter weights
-    :math:`\mathbf{W}^{(d)} = \mathbf{W}^{(u)} = \mathbf{W}`, i.e. a
-    convolution with the Hodge Laplacian :math:`\mathbf{L} = \mathbf{L}^{(d)}
-    + \mathbf{L}^{(u)}`:
+    :math:`\mathbf{W}^{(d)} = \mathbf{W}^{(u)} = \mathbf{W}`:
 
     .. math::
-        \mathbf{Z}^{\prime} = \left(\mathbf{L}^{(d)} + \mathbf{L}^{(u)}\right)
-        \mathbf{Z}\mathbf{W}.
+        \mathbf{Z}^{\prime} = \left(\frac{\mathbf{L}^{(d)}}{\lambda_{\max}^{(d)}}
+        + \frac{\mathbf{L}^{(u)}}{\lambda_{\max}^{(u)}}\right)\mathbf{Z}\mathbf{W}.
 
-    The upper and lower Laplacians are divided by their largest eigenvalues, per
-    complex (:obj:`normalize=True`, :meth:`~torch_geometric_san.sparse.SparseOperator.scaled`;
-    the eigenvalues come with :meth:`~torch_geometric_san.data.SimplicialComplexData.operators`),
-    so that the filter powers stay bounded; :obj:`normalize=False` uses the
-    values as given.
+    The upper and lower Laplacians are divided by their own largest eigenvalues,
+    per complex (:obj:`normalize=True`, the default,
+    :meth:`~torch_geometric_san.sparse.SparseOperator.scaled`; the eigenvalues
+    come with :meth:`~torch_geometric_san.data.SimplicialComplexData.operators`),
+    so that the filter stays bounded. With :obj:`normalize=False` the values are
+    used as given, and the layer is a convolution with the Hodge Laplacian
+    :math:`\mathbf{L} = \mathbf{L}^{(d)} + \mathbf{L}^{(u)}`,
+    :math:`\mathbf{Z}^{\prime} = \mathbf{L}\mathbf{Z}\mathbf{W}`.
 
     Args:
         in_channels (int): Size of each input sample, or :obj:`-1` (lazy
@@ -44,4 +45,4 @@ class SNNConv(SANConv):
                             shared_weights=True))
 
     def __repr__(self) -> str:
-        return f'{self.__class__.__name__}({self.in_channels}, {self.out_channels})'
+        return _layer_repr(self, heads=1)
