@@ -352,7 +352,8 @@ def open_run_log(args: argparse.Namespace, name: str, argv: Optional[Sequence[st
     :obj:`choices`, e.g. its seeds and models) must be this invocation's: resumed
     with others, a log's runs would be skipped as done and reported under the
     others. A report takes the saved runs' settings instead (its tables describe
-    them)."""
+    them), and is refused where there are no saved runs (it would replace the
+    results page's block with empty tables)."""
     command = _report.command_line(name, argv)
     if not args.report_only:  # (before the first run, whose end saves the log)
         try:
@@ -362,6 +363,9 @@ def open_run_log(args: argparse.Namespace, name: str, argv: Optional[Sequence[st
                              f"run log in ({error})") from error
     log = RunLog(Path(args.output) / f'{name}.json', args.resume or args.report_only,
                  command, args.device, vars(args), new_session=not args.report_only)
+    if args.report_only and not log.runs:
+        raise ValueError(f'--report-only: no runs saved in {log.path} (give the '
+                         f'--output of a run)')
     free = RUN_CHOICES | set(choices)
     differ = log.other_settings(vars(args), free)
     agreed = all(len(saved) == 1 for saved, _ in differ.values())
@@ -566,7 +570,12 @@ def run_tasks(tasks: Sequence[tuple], run: Callable[..., Any],
     """Calls ``run(*task)`` for every task of :obj:`tasks`, in this process
     or, with ``args.workers`` > 1, in that many processes (each with its
     :data:`WORKER` state), and ``record(result)`` in this process as each one
-    finishes. :obj:`run` must be a module-level function of the script."""
+    finishes. :obj:`run` must be a module-level function of the script.
+
+    The result of every task that finishes is recorded: in this process
+    a failing task stops the rest and raises its error; in worker
+    processes the tasks already submitted run on, and once all are done a
+    :obj:`RuntimeError` names how many failed, chained to the first failure."""
     workers = getattr(args, 'workers', 1) or 1
     if workers <= 1 or len(tasks) <= 1:
         _prepare_worker(args, 0)
@@ -584,7 +593,13 @@ def run_tasks(tasks: Sequence[tuple], run: Callable[..., Any],
                              initargs=(args, slots)) as pool:
         futures = [pool.submit(run, *task) for task in tasks]
         for future in as_completed(futures):
-            record(future.result())
+            if future.exception() is None:
+                record(future.result())
+    errors = [future.exception() for future in futures if future.exception() is not None]
+    if errors:
+        raise RuntimeError(f'{len(errors)} of {len(tasks)} tasks failed (the results of '
+                           f'the others are recorded); the first: {errors[0]!r}') \
+            from errors[0]
 
 
 def print_report(args: argparse.Namespace, text: str, title: str, targets: str,

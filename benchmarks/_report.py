@@ -129,13 +129,20 @@ def write_results(path: str, title: str, key: str, block: str,
     Text outside the markers (hand-written notes, other sections) is kept.
     The section is appended if it does not exist. A run on an accelerator
     (:obj:`device` other than the CPU) gets a section and key of its own
-    (``<title> on CUDA``), so that it does not replace the CPU results."""
+    (``<title> on CUDA``), so that it does not replace the CPU results. A page
+    whose markers of the key do not pair up (e.g. a block that lost its end
+    marker) is refused: a block written after an orphaned begin marker would
+    be replaced next time together with the text between them."""
     kind = device.split(':')[0]
     if kind != 'cpu':
         title, key = f'{title} on {kind.upper()}', f'{key} --device {kind}'
     begin, end = f'<!-- {key}: begin -->', f'<!-- {key}: end -->'
     marked = f'{begin}\n{block.strip()}\n{end}'
     text = Path(path).read_text() if os.path.exists(path) else '# Results\n'
+    if text.count(begin) != text.count(end):
+        raise ValueError(f"{path} has {text.count(begin)} '{begin}' but "
+                         f"{text.count(end)} '{end}' marker(s): mend the {key} block "
+                         f"by hand before writing it again")
     pattern = re.compile(re.escape(begin) + r'.*?' + re.escape(end), re.S)
     if pattern.search(text):
         text = pattern.sub(lambda _: marked, text)

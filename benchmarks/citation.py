@@ -55,7 +55,8 @@ Protocol (the paper's hyper-parameters, and our reading of what it leaves open):
 * ``--input-masking p`` (not in the paper, 0 by default): at every epoch a
   random fraction p of the known inputs is hidden too (set to the median), the
   loss staying on all of them, so that the loss asks the network to impute
-  rather than to copy its input;
+  rather than to copy its input; each run draws these masks from a generator
+  of its own (``masking_seed``), so they too are the same in any ensemble;
 * metrics, both on the same predictions: the paper's (the fraction of *all*
   k-simplices whose prediction lies within +-5 % of the true count; the known
   ones are part of the input) and the honest one (the same fraction over the
@@ -88,7 +89,9 @@ The trainings run order by order (SAN, then SCNN), so a stopped run has whole
 orders; ``--workers N`` trains them in N processes (one per core), each
 network exactly as it would be trained alone. ``--resume`` continues a stopped run (an interrupted ensemble is
 trained again) and ``--report-only`` writes the tables of what has finished,
-labelled partial, with the masks done per cell.
+labelled partial, with the masks done per cell; of ``--lr``, ``--warmup``,
+``--val-fraction`` and ``--input-masking`` it takes those not given from the saved
+runs where they all have one value.
 
 The script prints both tables, writes them with a JSON of all runs to
 ``--output`` and, for a full run, rewrites its block of the "Table 2"
@@ -147,6 +150,9 @@ PAPER = {  # Table 2 of the paper (its metric), per missing rate, orders 0-5
 }
 PAPER_LR = 0.1  # the paper's learning rate, at which SAN collapses without warm-up
 QUICK = dict(orders=[0], rates=[10, 30], masks=2, max_epochs=100, patience=30)
+#: The options that tell a training's variant (the fields of its record of the same
+#: names, see protocol) and their defaults.
+PROTOCOL_DEFAULTS = dict(input_masking=0.0, lr=PAPER_LR, warmup=50, val_fraction=0.1)
 
 
 def within(pred: Tensor, target: Tensor) -> Tensor:
@@ -166,6 +172,13 @@ def run_seed(order: int, rate: int, mask: int) -> int:
     """The seed of the initial weights of run (:obj:`order`, :obj:`rate`,
     :obj:`mask`)."""
     return 1_000_000 * order + 1_000 * rate + mask
+
+
+def masking_seed(order: int, rate: int, mask: int) -> int:
+    """The seed of the input-masking noise of run (:obj:`order`, :obj:`rate`,
+    :obj:`mask`): the run's own, and apart from every :func:`run_seed` (all below
+    2 ** 31), so that the noise does not repeat the draws of initial weights."""
+    return 2 ** 31 + run_seed(order, rate, mask)
 
 
 def ensemble_of_runs(name: str, order: int, runs: List[Tuple[int, int]],
@@ -197,11 +210,16 @@ def warmup(epoch: int, epochs: int) -> float:
 
 def validation_masks(known: Tensor, fraction: float, seeds: Sequence[int]) -> Tensor:
     """A seeded random :obj:`fraction` of each run's known simplices (at
-    least one), held out from the inputs and the loss for early stopping."""
+    least one), held out from the inputs and the loss for early stopping;
+    refused where it would hold out all of a run's, leaving none to train on."""
     masks = torch.zeros_like(known)
     for run, seed in enumerate(seeds):
         index = known[run].nonzero().view(-1).cpu()
         count = max(1, round(fraction * index.numel())) if fraction > 0 else 0
+        if count >= index.numel():
+            raise ValueError(f"--val-fraction {fraction:g} holds out all "
+                             f"{index.numel()} known simplices of a run, which leaves "
+                             f"none for the loss")
         order = torch.randperm(index.numel(), generator=torch.Generator().manual_seed(seed))
         masks[run, index[order[:count]].to(known.device)] = True
     return masks
@@ -225,7 +243,8 @@ def train_batch(name: str, order: int, runs: List[Tuple[int, int]],
                            [1000 * mask + rate for rate, mask in runs])
     train = known & ~val
     inputs = torch.where(val.unsqueeze(-1), fill, x)  # held out: hidden from the input too
-    generator = torch.Generator(device).manual_seed(int(torch.initial_seed()))
+    generators = [torch.Generator(device).manual_seed(masking_seed(order, rate, mask))
+                  for rate, mask in runs]
     model = ensemble_of_runs(name, order, runs, device)
     optimizer = _common.EnsembleAdam(model.parameters())
     plateau = _common.EnsemblePlateau(E, factor=0.77, patience=100, device=device)
@@ -240,8 +259,9 @@ def train_batch(name: str, order: int, runs: List[Tuple[int, int]],
         optimizer.zero_grad()
         signal = inputs
         if args.input_masking > 0:  # hide some known inputs too, this epoch
-            drop = train & (torch.rand(train.shape, generator=generator,
-                                       device=device) < args.input_masking)
+            noise = torch.stack([torch.rand(train.size(1), generator=generator,
+                                            device=device) for generator in generators])
+            drop = train & (noise < args.input_masking)
             signal = torch.where(drop.unsqueeze(-1), fill, inputs)
         out = model(signal, ops).squeeze(-1)  # [E, N]
         error = (out - y).abs()
@@ -299,8 +319,32 @@ def load_cell(order: int, rate: int, args, device: torch.device) -> Dict[str, An
 
 def protocol(args) -> Dict[str, Any]:
     """The fields that tell this invocation's trainings from other variants."""
-    return dict(input_masking=args.input_masking, lr=args.lr, warmup=args.warmup,
-                val_fraction=args.val_fraction)
+    return {key: getattr(args, key) for key in PROTOCOL_DEFAULTS}
+
+
+def protocol_options(fields: Dict[str, Any]) -> str:
+    """The options of the variant of :obj:`fields` (a run's record, or the
+    arguments) as typed on the command line."""
+    return ' '.join(f'--{key.replace("_", "-")} {fields.get(key)}'
+                    for key in PROTOCOL_DEFAULTS)
+
+
+def set_protocol(args, runs: List[Dict[str, Any]]) -> None:
+    """Sets the options of :data:`PROTOCOL_DEFAULTS` left unset (:obj:`None`)
+    to the value that all :obj:`runs` recording it share, else to the default:
+    a report of runs made with ``--lr 0.001`` reports them without ``--lr``."""
+    taken = {}
+    for key, default in PROTOCOL_DEFAULTS.items():
+        if getattr(args, key) is not None:
+            continue
+        saved = {run[key] for run in runs if key in run}
+        value = next(iter(saved)) if len(saved) == 1 else default
+        setattr(args, key, value)
+        if value != default:
+            taken[key] = value
+    if taken:
+        print("reporting the saved runs' settings: " + ', '.join(
+            f'{key}={value!r}' for key, value in taken.items()), file=sys.stderr)
 
 
 def batches_of(args, log: _common.RunLog) -> List[Tuple[int, str, List[Tuple[int, int]]]]:
@@ -335,7 +379,6 @@ def run_batch(order: int, name: str, runs: List[Tuple[int, int]]
         ops = cells[args.rates[0]]['complex'].operators(order).to(device)
         worker.update(order=order, cells=cells, ops=ops)
     data_time = time.perf_counter() - start
-    _common.set_seed(order)
     desc = f'order {order} {variant(name, args.input_masking)} x {len(runs)}'
     records = train_batch(name, order, runs, worker['cells'], worker['ops'], args, device,
                           desc, worker['position'])
@@ -609,18 +652,18 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     parser.add_argument('--models', nargs='+', action=_common.Distinct,
                         choices=list(MODELS), default=list(MODELS))
     parser.add_argument('--max-epochs', type=_common.at_least(1))
-    parser.add_argument('--lr', type=_common.real_in(0, low_open=True), default=PAPER_LR,
-                        help="Adam's initial learning rate (the paper: 0.1)")
+    # (the options of the protocol have no argparse default: a report takes them
+    # from its runs where not given, see set_protocol)
+    parser.add_argument('--lr', type=_common.real_in(0, low_open=True),
+                        help="Adam's initial learning rate (default: the paper's 0.1)")
     parser.add_argument('--input-masking', type=_common.real_in(0, 1, high_open=True),
-                        default=0.0,
                         help='not in the paper: at every epoch, hide this fraction of the '
                         'known inputs too (median), so that the loss on them teaches '
-                        'imputation; 0: the paper\'s protocol')
-    parser.add_argument('--warmup', type=_common.at_least(0), default=50,
+                        'imputation (default 0: the paper\'s protocol)')
+    parser.add_argument('--warmup', type=_common.at_least(0),
                         help='epochs of linear learning-rate warm-up (default 50; 0: '
                         'none, the paper); without it SAN collapses at lr 0.1')
     parser.add_argument('--val-fraction', type=_common.real_in(0, 1, high_open=True),
-                        default=0.1,
                         help='fraction of the known simplices held out (from the input '
                         'and the loss) for early stopping and the choice of the epoch '
                         '(default 0.1; 0: watch the training loss)')
@@ -645,8 +688,11 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
                         help='where the raw files are looked up if missing from the root '
                         '(default: $TGSAN_SHARED_DATA or ../shared/data)')
     _common.add_run_arguments(parser, 'citation', 'cells, masks, variants')
-    return _common.finish_args(parser.parse_args(argv), QUICK, dict(
+    args = _common.finish_args(parser.parse_args(argv), QUICK, dict(
         orders=ORDERS, rates=RATES, masks=10, max_epochs=5000, patience=500))
+    if not args.report_only:
+        set_protocol(args, [])
+    return args
 
 
 def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
@@ -655,7 +701,9 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
     device = torch.device(args.device)
     log = _common.open_run_log(args, 'citation', argv, (
         'orders', 'rates', 'masks', 'models', 'ensemble_size', 'dead_relus',
-        'compare_batching', *protocol(args)))  # (the runs record their protocol)
+        'compare_batching', *PROTOCOL_DEFAULTS))  # (the runs record their protocol)
+    if args.report_only:
+        set_protocol(args, log.runs)
     if args.dead_relus and not args.report_only:
         log.session['dead_relus'] = dead_units(args, device)
         print(log.session['dead_relus'], flush=True)
@@ -670,6 +718,11 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
     log.save()
 
     runs = [r for r in log.runs if all(r.get(k) == v for k, v in protocol(args).items())]
+    if not runs:  # (a report of other settings would write empty tables)
+        saved = sorted({protocol_options(r) for r in log.runs})
+        raise ValueError(f"{log.path} holds no runs of {protocol_options(vars(args))} "
+                         f"(it holds runs of {' and of '.join(saved)}): give the options "
+                         f"of its runs")
     paper, honest = results_tables(runs)
     masks = sorted({r['mask'] for r in runs})
     text = (f'Paper\'s metric: prediction within ±5 % of the true count, over all '

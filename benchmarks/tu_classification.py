@@ -463,8 +463,6 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
     torch.set_num_threads(args.threads)
     log = _common.open_run_log(args, 'tu_classification', argv,
                                 ('dataset', 'models', 'seeds', 'splits'))
-    if args.report_only and not log.runs:
-        raise ValueError(f'--report-only: no runs saved in {log.path}')
     graphs = load(args)
     tasks = [(name, seed) for seed in args.seeds for name in args.models
              if not log.done(model=name, seed=seed, dataset=args.dataset,

@@ -24,6 +24,17 @@ def test_validation_masks_hold_out_known_values_only(citation):
     assert not citation.validation_masks(known, 0.0, [1, 2, 3]).any()
 
 
+def test_validation_masks_leave_a_known_simplex_for_the_loss(citation):
+    # --val-fraction 0.999 held out every known simplex: nothing was trained and
+    # the untrained networks were reported.
+    known = torch.zeros(2, 10, dtype=torch.bool)
+    known[:, :4] = True
+    assert citation.validation_masks(known, 0.6, [1, 2]).sum(-1).tolist() == [2, 2]
+    with pytest.raises(ValueError, match='--val-fraction 0.9 holds out all 4 known '
+                       'simplices of a run, which leaves none for the loss'):
+        citation.validation_masks(known, 0.9, [1, 2])
+
+
 def test_warmup(citation):
     assert [citation.warmup(e, 4) for e in range(6)] == [0.25, 0.5, 0.75, 1.0, 1.0, 1.0]
     assert citation.warmup(0, 0) == 1.0
@@ -148,3 +159,53 @@ def test_workers_train_as_one_process(citation, tmp_path, shared_data):
         assert key(one) == key(two)
         for field in ('val_loss', 'acc_all', 'acc_hidden', 'mae_hidden', 'epochs'):
             assert one[field] == pytest.approx(two[field], rel=1e-5), field
+
+
+def test_a_report_takes_the_protocol_of_its_runs(citation, tmp_path, shared_data,
+                                                 capsys):
+    # A log of runs at --lr 0.001 (as the results page's), reported without --lr,
+    # matched no run and replaced the published block with empty tables.
+    if not (shared_data / 'citation_complex' / '150250_cochains.npy').exists():
+        pytest.skip(f'needs the citation complex files in {shared_data / "citation_complex"}')
+    common = ['--orders', '0', '--rates', '10', '--masks', '1', '--models', 'SCNN',
+              '--max-epochs', '2', '--no-progress', '--root', str(tmp_path / 'data'),
+              '--data-root', str(shared_data), '--output', str(tmp_path / 'out')]
+    first = citation.main([*common, '--lr', '0.001', '--warmup', '0', '--no-results'])
+    results = tmp_path / 'results.md'
+    report = citation.main([*common, '--results', str(results), '--report-only'])
+    assert report['runs'] == first['runs']
+    assert "reporting the saved runs' settings: lr=0.001, warmup=0" in \
+        capsys.readouterr().err
+    page = results.read_text()
+    assert '| 10 % | SCNN |' in page
+    # settings that no saved run has are refused, and the page is kept
+    with pytest.raises(ValueError, match=r"citation.json holds no runs of "
+                       r"--input-masking 0.0 --lr 0.01 --warmup 0 --val-fraction 0.1 "
+                       r"\(it holds runs of --input-masking 0.0 --lr 0.001 --warmup 0 "
+                       r"--val-fraction 0.1\): give the options of its runs"):
+        citation.main([*common, '--lr', '0.01', '--results', str(results),
+                       '--report-only'])
+    assert results.read_text() == page
+
+
+def test_input_masking_is_the_same_alone_or_in_an_ensemble(citation, tmp_path,
+                                                           shared_data):
+    # The masking noise was one draw for the whole ensemble from a generator of
+    # the order: a run's masks depended on the ensemble size and its position.
+    if not (shared_data / 'citation_complex' / '150250_cochains.npy').exists():
+        pytest.skip(f'needs the citation complex files in {shared_data / "citation_complex"}')
+    common = ['--orders', '0', '--rates', '10', '--masks', '2', '--models', 'SCNN',
+              '--max-epochs', '10', '--patience', '10', '--lr', '0.01',
+              '--input-masking', '0.3', '--no-progress', '--no-results',
+              '--root', str(tmp_path / 'data'), '--data-root', str(shared_data)]
+    records = {}
+    for size in (1, 2):
+        runs = citation.main([*common, '--ensemble-size', str(size),
+                              '--output', str(tmp_path / str(size))])['runs']
+        records[size] = {(r['rate'], r['mask']): r for r in runs}
+    assert records[1].keys() == records[2].keys() == {(10, 0), (10, 1)}
+    assert {r['members'] for r in records[2].values()} == {2}
+    for run, alone in records[1].items():
+        # (SCNN members train to the same records up to rounding)
+        for field in ('val_loss', 'mae_hidden'):
+            assert records[2][run][field] == pytest.approx(alone[field], rel=1e-4), field

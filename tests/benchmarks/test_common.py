@@ -1,4 +1,5 @@
 import argparse
+import math
 import os
 import re
 import shlex
@@ -65,6 +66,23 @@ def test_write_results_of_a_cuda_run_leave_the_cpu_section(common, tmp_path):
     assert (text.index('## Scaling\n') < text.index('<!-- scaling.py: begin -->\non the cpu')
             < text.index('## Scaling on CUDA') < text.index(
                 '<!-- scaling.py --device cuda: begin -->\ngpu 2'))
+
+
+@pytest.mark.parametrize('marker', ['begin', 'end'])
+def test_write_results_refuses_a_block_without_its_other_marker(common, tmp_path, marker):
+    # A block that lost its end marker: the first write appended a new block, the
+    # second replaced everything from the orphaned begin marker to the new end
+    # marker, hand-written notes included.
+    path = tmp_path / 'results.md'
+    text = (f'# Results\n\n## Scaling\n\n<!-- scaling.py: {marker} -->\nold table\n\n'
+            f'Hand-written notes.\n\n## Other\n\nother text\n')
+    path.write_text(text)
+    with pytest.raises(ValueError, match=f"results.md has .* marker.*: mend the "
+                       f"scaling.py block by hand"):
+        common.write_results(str(path), 'Scaling', 'scaling.py', 'new table')
+    assert path.read_text() == text
+    # (the markers of a key sharing the prefix are not its markers)
+    common.write_results(str(path), 'Other', 'scaling.py --keep-freed-memory', 'kept')
 
 
 def test_early_stopping_keeps_the_best_parameters(common):
@@ -195,6 +213,14 @@ def test_a_run_log_is_resumed_and_reported_with_its_own_settings(common, tmp_pat
     assert common.open_run_log(report, 'bench', [], ('seeds', )).runs
     assert report.epochs == 2 and "reporting the saved runs' settings: epochs=2" in \
         capsys.readouterr().err
+    # a report of a log that is missing (a typo in --output) or holds no runs wrote
+    # empty tables over the results page's
+    for output in (tmp_path / 'missing', tmp_path / 'empty'):
+        if output.name == 'empty':
+            common.open_run_log(args(output=str(output)), 'bench', []).save()
+        with pytest.raises(ValueError, match="--report-only: no runs saved in " +
+                           re.escape(str(output / 'bench.json'))):
+            common.open_run_log(args(output=str(output), report_only=True), 'bench', [])
     # an option newer than the saved sessions differs in nothing
     assert common.open_run_log(args(resume=True, newer=3), 'bench', [], ('seeds', ))
     # an output that cannot be a directory is refused before any run (it failed
@@ -357,3 +383,16 @@ def test_run_tasks_load_the_kernels_before_the_first_task(common, monkeypatch, d
     common.run_tasks([(1,), (2,)], lambda x: seen.append(len(calls)), args,
                      lambda _: None)
     assert seen == [loads, loads]
+
+
+def test_run_tasks_record_the_others_when_a_worker_task_fails(common):
+    # A failing task raised at once: the tasks still running in the workers ran to
+    # their end, but none of their results was recorded (saved to the run log).
+    args = argparse.Namespace(workers=2, threads=1, device='cpu')
+    recorded = []
+    with pytest.raises(RuntimeError, match=r"1 of 4 tasks failed .*math domain error") \
+            as info:
+        common.run_tasks([(-1.0, ), (4.0, ), (9.0, ), (16.0, )], math.sqrt, args,
+                         recorded.append)
+    assert isinstance(info.value.__cause__, ValueError)
+    assert sorted(recorded) == [2.0, 3.0, 4.0]

@@ -55,6 +55,20 @@ def test_synthetic_pipeline(trajectory, tmp_path):
     assert len(again['sessions']) == 2
 
 
+def test_a_report_without_a_run_log_keeps_the_results_page(trajectory, tmp_path):
+    # An --output without a run log (a typo) replaced the published block with an
+    # empty one.
+    results = tmp_path / 'results.md'
+    page = ('# Results\n\n## Table 1: trajectory classification\n\n'
+            '<!-- trajectory.py: begin -->\n| SAN | Tanh | 99.9 ± 0.2 |\n'
+            '<!-- trajectory.py: end -->\n')
+    results.write_text(page)
+    with pytest.raises(ValueError, match='--report-only: no runs saved in .*/typo/'):
+        trajectory.main(['--report-only', '--output', str(tmp_path / 'typo'),
+                         '--results', str(results), '--no-progress'])
+    assert results.read_text() == page
+
+
 def test_quick_defaults_do_not_write_results(trajectory):
     args = trajectory.parse_args(['--quick'])
     assert args.results is None and args.datasets == ['synthetic']
