@@ -720,3 +720,43 @@ def test_kept_forms_follow_a_change_in_place_of_the_values():
                                torch.eye(3, dtype=torch.float64) - 0.5 * dense)
     torch.testing.assert_close(op.scaled().to_dense(), scaled)  # A / lambda_max(A)
     assert op.t() is op.t()  # kept again while the values stay
+
+
+def test_a_change_of_the_values_in_place_keeps_the_compressed_rows():
+    # an optimiser's step on learnable values derived them again at every step
+    index = torch.tensor([[0, 1, 0, 1, 2], [0, 0, 1, 1, 2]])
+    weight = torch.tensor([2., 1., 1., 4., 5.], dtype=torch.float64)
+    op = SparseOperator.from_index(index, weight, 3)
+    structure = op.structure()
+    with torch.no_grad():
+        weight.mul_(2)
+    assert op.structure() is structure
+    x = torch.randn(3, 2, dtype=torch.float64)
+    torch.testing.assert_close(op.matmul(x), op.to_dense() @ x)
+
+
+def test_forms_kept_by_a_derived_operator_follow_a_change_of_the_shared_index():
+    # abs() shares the index and the compressed rows of its operator
+    index = torch.tensor([[0, 1, 0, 1, 2], [0, 0, 1, 1, 2]])
+    op = SparseOperator.from_index(index, torch.tensor([2., -1., -1., 4., 5.]), 3)
+    absolute = op.abs()
+    index[0, 4] = 1  # an entry moves: (2, 2) becomes (1, 2)
+    dense = torch.zeros(3, 3)
+    dense[index[1], index[0]] = absolute.weight
+    x = torch.randn(3, 2)
+    torch.testing.assert_close(absolute.matmul(x), dense @ x)
+
+
+def test_the_transpose_has_values_of_its_own():
+    # they were the operator's kept transposed values: a change of them in place
+    # gave the operator's backward wrong values
+    index = torch.tensor([[0, 1, 2], [0, 0, 1]])
+    op = SparseOperator.from_index(index, torch.tensor([1., 2., 3.], dtype=torch.float64),
+                                   (2, 3))
+    x = torch.randn(3, 2, dtype=torch.float64, requires_grad=True)
+    op.matmul(x)  # keeps the transposed values
+    with torch.no_grad():
+        op.t().weight.mul_(10)
+    g = torch.randn(2, 2, dtype=torch.float64)
+    grad, = torch.autograd.grad(op.matmul(x), x, g)
+    torch.testing.assert_close(grad, op.to_dense().t() @ g)

@@ -85,7 +85,10 @@ class SparseOperator(_Immutable):
     raises an :class:`AttributeError`); :meth:`to` gives a copy
     on another device, and pickling (:func:`torch.save`, :func:`copy.deepcopy`)
     keeps the entries and drops the derived forms, which are derived again on
-    use.
+    use. Its tensors are not copied: after a change of them in place the forms
+    are derived again (seen by their version counters, as
+    :meth:`~torch_geometric_san.data.SimplicialComplexData.operators` sees them;
+    not between the calls of a compiled function).
 
     The constructor trusts its input (that is what makes an operator cheap to
     build from a :class:`~torch_geometric_san.data.SimplicialComplexData`);
@@ -118,6 +121,8 @@ class SparseOperator(_Immutable):
         self.shape = (shape, shape) if isinstance(shape, int) else tuple(shape)
         self.eigenvalue = eigenvalue
         self._cache: Dict[Any, Any] = {}
+        if not torch.compiler.is_compiling():  # (else stamped where first derived)
+            self._cache['_stamp'] = self._stamp()
 
     # Construction ----------------------------------------------------------------
 
@@ -206,13 +211,7 @@ class SparseOperator(_Immutable):
                 t is not None and t.requires_grad for t in (self.weight, self.eigenvalue)):
             return make()
         if not torch.compiler.is_compiling():
-            # The tensors may be the caller's, changed in place since the forms were
-            # derived (the products read the new values, the kept transposed values
-            # of the backward the old ones): the forms are derived again.
-            stamp = self._stamp()
-            if self._cache.setdefault('_stamp', stamp) != stamp:
-                self._cache.clear()
-                self._cache['_stamp'] = stamp
+            self._check_stamp()
         derived = self._cache.get(key)
         if derived is not None:
             return derived
@@ -224,15 +223,33 @@ class SparseOperator(_Immutable):
 
     def _stamp(self) -> Tuple[int, ...]:
         # The version counters of the tensors the forms are derived from, which
-        # every change in place advances (inference tensors have none and cannot
-        # be changed outside inference mode).
+        # every change in place advances (not one through .data or a NumPy view,
+        # and inference tensors have none: a change of one inside inference mode
+        # is not seen).
         return tuple(-1 if t is None or t.is_inference() else t._version
                      for t in (self.index, self.weight, self.eigenvalue))
+
+    def _check_stamp(self) -> None:
+        # The tensors may be the caller's, changed in place since the forms were
+        # derived (the products read the new values, the kept transposed values of
+        # the backward the old ones): the forms of the values are derived again,
+        # those of the pattern too where the index changed (an optimiser's step on
+        # learnable values keeps the compressed rows).
+        stamp = self._stamp()
+        kept = self._cache.setdefault('_stamp', stamp)
+        if kept != stamp:
+            same_index = kept[0] == stamp[0]
+            for key in [key for key in self._cache if not same_index or (
+                    key[0] if isinstance(key, tuple) else key) not in _PATTERN_FORMS]:
+                del self._cache[key]
+            self._cache['_stamp'] = stamp
 
     @torch.compiler.disable
     def _derive(self, key: Any, make: Callable[[], Any]) -> Any:
         # Made as normal tensors also under torch.inference_mode: an inference
-        # tensor kept here would fail any later use that autograd records.
+        # tensor kept here would fail any later use that autograd records. (Eager
+        # also under torch.compile, whose lookup does not check the stamp.)
+        self._check_stamp()
         with torch.inference_mode(False):
             self._cache[key] = make()
         return self._cache[key]
@@ -287,7 +304,10 @@ class SparseOperator(_Immutable):
         r"""The transpose :math:`\mathbf{A}^{\top}`, shape :obj:`(cols, rows)`."""
         def make() -> 'SparseOperator':
             perm = self.structure()[4]
-            weight = None if self.weight is None else self.transpose_values(self.weight)
+            # (a copy of its own: as the transposed values of this operator's
+            # backward, kept, a change of the transpose's values in place gave
+            # this operator wrong gradients)
+            weight = None if self.weight is None else self.weight[perm]
             # (a square block-diagonal operator's transpose has its blocks'
             # eigenvalues; scaled() on it divided each block by the largest)
             square = self.shape[0] == self.shape[1]

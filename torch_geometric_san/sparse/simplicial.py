@@ -75,7 +75,9 @@ class SimplicialOperators(_Immutable):
         up (SparseOperator, optional): :math:`\mathbf{L}_k^{(u)}`.
         down (SparseOperator, optional): :math:`\mathbf{L}_k^{(d)}`.
         hodge (SparseOperator, optional): :math:`\widetilde{\mathbf{L}}_k`.
-        boundary (SparseOperator, optional): :math:`\mathbf{B}_k`.
+        boundary (SparseOperator, optional): :math:`\mathbf{B}_k`, kept as its
+            transpose :math:`\mathbf{B}_k^{\top}` (made here, with the values
+            :math:`\mathbf{B}_k` has now).
         coboundary (SparseOperator, optional): :math:`\mathbf{B}_{k+1}^{\top}`.
 
     Raises:

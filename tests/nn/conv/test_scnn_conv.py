@@ -1,3 +1,4 @@
+import numpy as np
 import pytest
 import torch
 
@@ -44,6 +45,9 @@ def test_repr_names_what_changes_the_layer():
     assert str(SNNConv(3, 4, heads=2)) == 'SNNConv(3, 4, heads=2)'
     assert str(SATConv(3, 4, orientation_equivariant=True)) == \
         'SATConv(3, 4, heads=1, orientation_equivariant=True)'
+    assert str(SCNNConv(3, 4, heads=2, normalize=False)) == \
+        'SCNNConv(3, 4, J_up=1, J_down=1, heads=2, normalize=False)'
+    assert str(SNNConv(3, 4, normalize=False)) == 'SNNConv(3, 4, normalize=False)'
 
 
 @pytest.mark.parametrize('cls', [SCNNConv, SCNConv, SNNConv])
@@ -56,3 +60,4 @@ def test_attention_arguments_of_a_layer_without_attention_are_refused(cls, kwarg
         cls(3, 4, **kwargs)
     with pytest.raises(ValueError, match="SANConv has no attention"):
         SANConv(3, 4, attention=None, **kwargs)
+    cls(3, 4, negative_slope=np.float32(0.2), dropout=0.0)  # the defaults, as given

@@ -1,4 +1,5 @@
 import inspect
+import math
 from typing import Any, Dict, List, Optional, Tuple, Union
 
 import torch
@@ -326,7 +327,8 @@ class SANConv(MessagePassing):
         if attention not in ATTENTION_MODES:
             raise ValueError(f"'attention' must be one of {ATTENTION_MODES} "
                              f"(got {attention!r})")
-        if attention is None and (dropout > 0.0 or negative_slope != 0.2):
+        if attention is None and (dropout > 0.0 or not math.isclose(
+                negative_slope, 0.2, rel_tol=1e-6)):  # (0.2 given as a float32 too)
             # (accepted and ignored: no regularisation, no warning)
             raise ValueError(f"{type(self).__name__} has no attention "
                              f"(attention=None), so 'dropout' and 'negative_slope', "

@@ -37,4 +37,4 @@ class SCNConv(SCNNConv):
                             J_harmonic=0))
 
     def __repr__(self) -> str:
-        return _layer_repr(self, heads=1)
+        return _layer_repr(self, heads=1, normalize=True)

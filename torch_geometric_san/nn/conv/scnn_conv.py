@@ -46,4 +46,5 @@ class SCNNConv(SANConv):
             **_special_case(type(self).__name__, kwargs, attention=None))
 
     def __repr__(self) -> str:
-        return _layer_repr(self, 'J_up', 'J_down', J_harmonic=0)
+        return _layer_repr(self, 'J_up', 'J_down', J_harmonic=0, heads=1,
+                           normalize=True)
