@@ -75,10 +75,10 @@ def test_write_results_refuses_a_block_without_its_other_marker(common, tmp_path
     # marker, hand-written notes included.
     path = tmp_path / 'results.md'
     text = (f'# Results\n\n## Scaling\n\n<!-- scaling.py: {marker} -->\nold table\n\n'
-            f'Hand-written notes.\n\n## Other\n\nother text\n')
+            'Hand-written notes.\n\n## Other\n\nother text\n')
     path.write_text(text)
-    with pytest.raises(ValueError, match=f"results.md has .* marker.*: mend the "
-                       f"scaling.py block by hand"):
+    with pytest.raises(ValueError, match="results.md has .* marker.*: mend the "
+                       "scaling.py block by hand"):
         common.write_results(str(path), 'Scaling', 'scaling.py', 'new table')
     assert path.read_text() == text
     # (the markers of a key sharing the prefix are not its markers)
