@@ -370,7 +370,11 @@ def test_validate_accepts_built_complexes_and_their_batches(random_tree, annulus
     # the accessor answered with an empty operator
     ('no_index', "'hodge_weight_1' is given without its index 'hodge_index_1'"),
     # (each passed; the missing order raised a batching error naming no cause)
-    ('simplex_float', "'simplices_1' needs integer vertex ids \\(found torch.float32"),
+    ('simplex_float', "'simplices_1' needs integer vertex ids, of a signed dtype or "
+                      "uint8 \\(found torch.float32"),
+    # (a comparison inside torch failed, also with raise_on_error=False)
+    ('simplex_uint32', "'simplices_1' needs integer vertex ids, of a signed dtype or "
+                       "uint8 \\(found torch.uint32"),
     ('simplex_unsorted', "'simplices_2' needs the vertex ids of each simplex "
                          "distinct and ascending"),
     ('simplex_repeated', "'simplices_1' lists a 1-simplex more than once"),
@@ -404,6 +408,8 @@ def test_validate_finds_attributes_changed_after_building(annulus, case, match):
         data.simplices_2[0, 2] = 10
     elif case == 'simplex_float':
         data.simplices_1 = data.simplices_1.float()
+    elif case == 'simplex_uint32':
+        data.simplices_1 = data.simplices_1.to(torch.uint32)
     elif case == 'simplex_unsorted':
         data.simplices_2 = data.simplices_2.flip(1)
     elif case == 'simplex_repeated':

@@ -15,3 +15,11 @@ def test_to_numpy_keeps_every_value(dtype):
     assert array.dtype == (np.float32 if dtype == torch.bfloat16
                            else torch.empty(0, dtype=dtype).numpy().dtype)
     np.testing.assert_array_equal(array, value.detach().float().numpy())
+
+
+def test_conjugate_and_negative_views_are_resolved():
+    # NumPy refused them inside torch (exports of a complex feature held as z.conj())
+    z = torch.randn(3, dtype=torch.complex64)
+    np.testing.assert_array_equal(to_numpy(z.conj()), z.numpy().conj())
+    x = torch.randn(3)
+    np.testing.assert_array_equal(to_numpy(x._neg_view()), -x.numpy())

@@ -222,3 +222,33 @@ def test_plot_complex_with_a_dataset_item(tmp_path):
     lines = _collections(ax, LineCollection)
     assert len(lines[0].get_segments()) == data.num_simplices(1)
     assert len(lines[1].get_segments()) == int((index[0] != index[1]).sum())
+
+
+@pytest.mark.parametrize('kwargs, match', [
+    (dict(edge_signal=torch.ones(5)), "one value per edge"),
+    (dict(attention=(torch.tensor([[0], [9]]), torch.ones(1))), "refers to 1-simplex 9"),
+    (dict(edge_signal=torch.ones(6), cmap='no such map'), "'cmap' must name a matplotlib"),
+    (dict(attention_color='not a colour'), "'attention_color' must be a matplotlib "
+                                           "colour"),
+])
+def test_a_refused_call_draws_nothing(data, kwargs, match):
+    # the complex was drawn before the checks: into the caller's axes, or into a
+    # figure left open
+    fig, ax = plt.subplots()
+    with pytest.raises(ValueError, match=match):
+        plot_complex(data, ax=ax, **kwargs)
+    assert len(ax.collections) == 0 and plt.get_fignums() == [fig.number]
+    with pytest.raises(ValueError, match=match):
+        plot_complex(data, **kwargs)
+    assert plt.get_fignums() == [fig.number]
+
+
+def test_positions_must_be_one_per_vertex(data):
+    # isolated vertices were dropped, or extra points drawn
+    data.num_nodes = 6
+    for pos in (POS, torch.cat([POS, POS])):
+        with pytest.raises(ValueError, match=f"'pos' has {len(pos)} rows but the "
+                                             f"complex has 6 vertices"):
+            plot_complex(data, pos=pos)
+    fig = plot_complex(data, pos=torch.cat([POS, torch.ones(1, 2)]))
+    assert len(fig.axes[0].collections[-1].get_offsets()) == 6

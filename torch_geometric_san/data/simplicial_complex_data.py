@@ -906,8 +906,8 @@ class SimplicialComplexData(Data):
                 problem(f"'simplices_{k}' needs shape [N_{k}, {k + 1}] (found "
                         f"{list(simplices.shape)})")
             elif not is_integer_tensor(simplices):
-                problem(f"'simplices_{k}' needs integer vertex ids (found "
-                        f"{simplices.dtype})")
+                problem(f"'simplices_{k}' needs integer vertex ids, of a signed "
+                        f"dtype or uint8 (found {simplices.dtype})")
             elif message := range_problem(f"'simplices_{k}'", simplices, num_nodes,
                                           'vertex ids'):
                 problem(message)

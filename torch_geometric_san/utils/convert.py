@@ -15,5 +15,7 @@ def to_numpy(value: Tensor) -> np.ndarray:
     Returns:
         numpy.ndarray: Its values, of the same shape.
     """
-    value = value.detach().cpu()
+    # (a conjugate or negative view has no NumPy form until resolved: free
+    # where the bit is not set)
+    value = value.detach().cpu().resolve_conj().resolve_neg()
     return (value.float() if value.dtype == torch.bfloat16 else value).numpy()

@@ -48,6 +48,93 @@ def _simplices(data: Any, k: int) -> np.ndarray:
     return _numpy(value, f"simplices_{k}").astype(np.int64)
 
 
+def _colormap(name: Any) -> Any:
+    import matplotlib
+    try:
+        return matplotlib.colormaps[name]
+    except (KeyError, TypeError) as error:
+        raise ValueError(f"'cmap' must name a matplotlib colour map, got "
+                         f"{name!r}") from error
+
+
+def _color(value: Any, name: str) -> Tuple[float, ...]:
+    from matplotlib.colors import to_rgba
+    try:
+        return to_rgba(value)
+    except (ValueError, TypeError) as error:
+        raise ValueError(f"'{name}' must be a matplotlib colour, got "
+                         f"{value!r}") from error
+
+
+def _positions(data: Any, pos: Optional[ArrayLike]) -> np.ndarray:
+    # [N_0, 2] finite positions, one per vertex of the complex.
+    if pos is None:
+        pos = getattr(data, "pos", None)
+        if pos is None:
+            raise ValueError("plot_complex needs vertex positions: pass "
+                             "'pos' or store them as 'data.pos'")
+    pos = _finite(_numpy(pos, "pos"), "pos")
+    if pos.ndim != 2 or pos.shape[1] != 2:
+        raise ValueError(f"'pos' must have shape [N_0, 2], got "
+                         f"{list(pos.shape)}")
+    num_nodes = getattr(data, "num_nodes", None)
+    if num_nodes is not None and len(pos) != num_nodes:
+        # (isolated vertices were dropped, or extra points drawn)
+        raise ValueError(f"'pos' has {len(pos)} rows but the complex has "
+                         f"{num_nodes} vertices")
+    used = max(_simplices(data, 1).max(initial=-1), _simplices(data, 2).max(initial=-1))
+    if used >= len(pos):
+        raise ValueError(f"'pos' has {len(pos)} rows but the complex has "
+                         f"vertex ids up to {used}")
+    return pos
+
+
+def _edge_signal(edge_signal: ArrayLike, num_edges: int) -> np.ndarray:
+    # One finite value per edge, [N_1].
+    signal = _finite(_numpy(edge_signal, "edge_signal"), "edge_signal")
+    if signal.ndim == 2 and signal.shape[1] == 1:
+        signal = signal[:, 0]
+    if signal.shape != (num_edges, ):
+        raise ValueError(f"'edge_signal' must have one value per edge "
+                         f"([{num_edges}] or [{num_edges}, 1]), got "
+                         f"{list(signal.shape)}")
+    return signal
+
+
+def _attention_pairs(data: Any, attention: Tuple[ArrayLike, ArrayLike], order: int,
+                     num_vertices: int, top_k: Optional[int]
+                     ) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    # The simplices of the order, the pairs of distinct ones to draw [2, M] and
+    # their opacities.
+    index, weight = attention
+    index = _numpy(index, "attention index")
+    if index.dtype.kind not in "iu":  # (floats were truncated, NaN wrapped around)
+        raise TypeError(f"the attention index must hold integers, got "
+                        f"{index.dtype}")
+    index = index.astype(np.int64)
+    given = _finite(_numpy(weight, "attention weight"), "attention weight")
+    weight = given.mean(axis=1) if given.ndim == 2 else given
+    if index.ndim != 2 or index.shape[0] != 2 or weight.shape != (index.shape[1], ):
+        batched = (" (the weights of signals [B, nnz, heads]: pass one "
+                   "signal's, (index, weight[b]))" if given.ndim == 3 else "")
+        raise ValueError(f"'attention' must be (index [2, nnz], weight "
+                         f"[nnz] or [nnz, heads]), got index "
+                         f"{list(index.shape)} and weight {list(given.shape)}"
+                         f"{batched}")
+    simplices = (np.arange(num_vertices)[:, None] if order == 0 else
+                 _simplices(data, order))
+    if index.size and (index.max() >= len(simplices) or index.min() < 0):
+        wrong = index.max() if index.max() >= len(simplices) else index.min()
+        raise ValueError(f"'attention' refers to {order}-simplex {wrong}, but the "
+                         f"complex has {len(simplices)}")
+    off_diagonal = index[0] != index[1]
+    pairs, shown = index[:, off_diagonal], weight[off_diagonal]
+    if top_k is not None and shown.size > top_k:
+        keep = np.sort(np.argsort(-shown, kind="stable")[:top_k])
+        pairs, shown = pairs[:, keep], shown[keep]
+    return simplices, pairs, shown / max(weight.max(initial=0.0), 1e-12)
+
+
 def plot_complex(
     data: Any,
     pos: Optional[ArrayLike] = None,
@@ -116,8 +203,10 @@ def plot_complex(
     """
     plt = _import_pyplot()
     from matplotlib.collections import LineCollection, PolyCollection
-    from matplotlib.colors import Normalize, to_rgba
+    from matplotlib.colors import Normalize
 
+    # Every argument is checked before anything is drawn: a refused call left
+    # its drawing in the caller's axes, or an open figure.
     check_int(attention_order, "'attention_order'", minimum=0)
     if attention_top_k is not None:
         check_int(attention_top_k, "'attention_top_k'", minimum=1)
@@ -127,20 +216,15 @@ def plot_complex(
     if signal_style not in ("arrows", "widths"):
         raise ValueError(f"'signal_style' must be 'arrows' or 'widths', got "
                          f"{signal_style!r}")
-    if pos is None:
-        pos = getattr(data, "pos", None)
-        if pos is None:
-            raise ValueError("plot_complex needs vertex positions: pass "
-                             "'pos' or store them as 'data.pos'")
-    pos = _finite(_numpy(pos, "pos"), "pos")
-    if pos.ndim != 2 or pos.shape[1] != 2:
-        raise ValueError(f"'pos' must have shape [N_0, 2], got "
-                         f"{list(pos.shape)}")
+    cmap = _colormap(cmap or ("plasma_r" if signal_style == "arrows" else "coolwarm"))
+    colors = {name: _color(value, name) for name, value in (
+        ("triangle_color", triangle_color), ("edge_color", edge_color),
+        ("attention_color", attention_color))}
+    pos = _positions(data, pos)
     edges, triangles = _simplices(data, 1), _simplices(data, 2)
-    num_vertices = max(edges.max(initial=-1), triangles.max(initial=-1)) + 1
-    if num_vertices > len(pos):
-        raise ValueError(f"'pos' has {len(pos)} rows but the complex has "
-                         f"vertex ids up to {num_vertices - 1}")
+    signal = None if edge_signal is None else _edge_signal(edge_signal, len(edges))
+    pairs = None if attention is None else _attention_pairs(
+        data, attention, attention_order, len(pos), attention_top_k)
 
     if ax is None:
         fig, ax = plt.subplots(figsize=(6, 6))
@@ -149,22 +233,15 @@ def plot_complex(
 
     if len(triangles) > 0:
         ax.add_collection(PolyCollection(pos[triangles],
-                                         facecolors=triangle_color,
+                                         facecolors=colors["triangle_color"],
                                          edgecolors="none", alpha=0.6,
                                          zorder=0))
     if len(edges) > 0:
-        ax.add_collection(LineCollection(pos[edges], colors=edge_color,
+        ax.add_collection(LineCollection(pos[edges], colors=colors["edge_color"],
                                          linewidths=0.5, zorder=1))
     ax.scatter(pos[:, 0], pos[:, 1], s=node_size, c="k", zorder=2)
 
-    if edge_signal is not None:
-        signal = _finite(_numpy(edge_signal, "edge_signal"), "edge_signal")
-        if signal.ndim == 2 and signal.shape[1] == 1:
-            signal = signal[:, 0]
-        if signal.shape != (len(edges), ):
-            raise ValueError(f"'edge_signal' must have one value per edge "
-                             f"([{len(edges)}] or [{len(edges)}, 1]), got "
-                             f"{list(signal.shape)}")
+    if signal is not None:
         vmax = max(np.abs(signal).max(initial=0.0), 1e-12)
         active = np.flatnonzero(signal)
         if signal_style == "arrows":
@@ -173,16 +250,15 @@ def plot_complex(
             dst = np.where(forward, edges[active, 1], edges[active, 0])
             delta = pos[dst] - pos[src]
             mappable = ax.quiver(pos[src, 0], pos[src, 1], delta[:, 0],
-                                 delta[:, 1], np.abs(signal[active]),
-                                 cmap=cmap or "plasma_r",
+                                 delta[:, 1], np.abs(signal[active]), cmap=cmap,
                                  norm=Normalize(0.0, vmax), angles="xy",
                                  scale_units="xy", scale=1, width=0.005,
                                  zorder=3)
             label = "|edge signal|"
         else:
             mappable = LineCollection(
-                pos[edges[active]], array=signal[active],
-                cmap=cmap or "coolwarm", norm=Normalize(-vmax, vmax),
+                pos[edges[active]], array=signal[active], cmap=cmap,
+                norm=Normalize(-vmax, vmax),
                 linewidths=0.5 + 3.5 * np.abs(signal[active]) / vmax,
                 zorder=3)
             ax.add_collection(mappable)
@@ -190,43 +266,15 @@ def plot_complex(
         if colorbar:
             fig.colorbar(mappable, ax=ax, shrink=0.7, label=label)
 
-    if attention is not None:
-        index, weight = attention
-        index = _numpy(index, "attention index")
-        if index.dtype.kind not in "iu":  # (floats were truncated, NaN wrapped around)
-            raise TypeError(f"the attention index must hold integers, got "
-                            f"{index.dtype}")
-        index = index.astype(np.int64)
-        given = _finite(_numpy(weight, "attention weight"), "attention weight")
-        weight = given.mean(axis=1) if given.ndim == 2 else given
-        if index.ndim != 2 or index.shape[0] != 2 or weight.shape != (
-                index.shape[1], ):
-            batched = (" (the weights of signals [B, nnz, heads]: pass one "
-                       "signal's, (index, weight[b]))" if given.ndim == 3 else "")
-            raise ValueError(f"'attention' must be (index [2, nnz], weight "
-                             f"[nnz] or [nnz, heads]), got index "
-                             f"{list(index.shape)} and weight {list(given.shape)}"
-                             f"{batched}")
-        simplices = (np.arange(len(pos))[:, None] if attention_order == 0 else
-                     _simplices(data, attention_order))
-        if index.size and (index.max() >= len(simplices) or index.min() < 0):
-            wrong = index.max() if index.max() >= len(simplices) else index.min()
-            raise ValueError(f"'attention' refers to {attention_order}-"
-                             f"simplex {wrong}, but the complex has "
-                             f"{len(simplices)}")
+    if pairs is not None:
+        simplices, pairs, alpha = pairs
         centre = pos[simplices].mean(axis=1)
-        off_diagonal = index[0] != index[1]
-        pairs, shown = index[:, off_diagonal], weight[off_diagonal]
-        if attention_top_k is not None and shown.size > attention_top_k:
-            keep = np.sort(np.argsort(-shown, kind="stable")[:attention_top_k])
-            pairs, shown = pairs[:, keep], shown[keep]
-        alpha = shown / max(weight.max(initial=0.0), 1e-12)
-        colors = np.zeros((pairs.shape[1], 4))
-        colors[:] = to_rgba(attention_color)
-        colors[:, 3] = np.clip(alpha, 0.0, 1.0)
+        rgba = np.zeros((pairs.shape[1], 4))
+        rgba[:] = colors["attention_color"]
+        rgba[:, 3] = np.clip(alpha, 0.0, 1.0)
         ax.add_collection(
             LineCollection(np.stack([centre[pairs[0]], centre[pairs[1]]],
-                                    axis=1), colors=colors, linewidths=1.0,
+                                    axis=1), colors=rgba, linewidths=1.0,
                            zorder=4))
 
     ax.set_aspect("equal")

@@ -410,8 +410,10 @@ def check_simplex_ids(value: Any, n: int, order: int, name: str) -> torch.Tensor
 
 
 def is_integer_tensor(value: Any) -> bool:
-    r"""Whether :obj:`value` is a tensor of integers (of any integer dtype; not
-    floating, complex or bool), as ids and indices must be.
+    r"""Whether :obj:`value` is a tensor of integers (not floating, complex or
+    bool), as ids and indices must be, of a dtype torch compares and converts
+    (not :obj:`torch.uint16`, :obj:`torch.uint32` or :obj:`torch.uint64`, which
+    failed inside torch's checks).
 
     Args:
         value (Any): The argument.
@@ -420,7 +422,8 @@ def is_integer_tensor(value: Any) -> bool:
         bool: Whether it is an integer tensor.
     """
     return isinstance(value, torch.Tensor) and not (
-        value.is_floating_point() or value.is_complex() or value.dtype == torch.bool)
+        value.is_floating_point() or value.is_complex() or value.dtype in (
+            torch.bool, torch.uint16, torch.uint32, torch.uint64))
 
 
 def is_index_tensor(value: Any) -> bool:
@@ -483,7 +486,8 @@ def check_edge_index(edge_index: Any, num_nodes: int) -> torch.Tensor:
                         f"{edge_index.layout} (an adjacency matrix: take its "
                         f".coalesce().indices())")
     if not is_integer_tensor(edge_index):
-        raise TypeError(f"edge_index must hold integers, got {edge_index.dtype}")
+        raise TypeError(f"edge_index must hold integers (of a signed dtype, or "
+                        f"uint8), got {edge_index.dtype}")
     if edge_index.dim() != 2 or edge_index.size(0) != 2:
         raise ValueError(f"edge_index must have shape [2, num_edges], got "
                          f"{list(edge_index.shape)}")
