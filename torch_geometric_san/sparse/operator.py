@@ -85,8 +85,8 @@ class SparseOperator(_Immutable):
     raises an :class:`AttributeError`); :meth:`to` gives a copy
     on another device, and pickling (:func:`torch.save`, :func:`copy.deepcopy`)
     keeps the entries and drops the derived forms, which are derived again on
-    use. Its tensors are not copied: after a change of them in place the forms
-    are derived again (seen by their version counters, as
+    use. Its tensors are not copied (except a non-contiguous index): after a
+    change of them in place the forms are derived again (seen by their version counters, as
     :meth:`~torch_geometric_san.data.SimplicialComplexData.operators` sees them;
     not between the calls of a compiled function).
 
