@@ -86,9 +86,9 @@ class SparseOperator(_Immutable):
     on another device, and pickling (:func:`torch.save`, :func:`copy.deepcopy`)
     keeps the entries and drops the derived forms, which are derived again on
     use. Its tensors are not copied (except a non-contiguous index): after a
-    change of them in place the forms are derived again (seen by their version counters, as
-    :meth:`~torch_geometric_san.data.SimplicialComplexData.operators` sees them;
-    not between the calls of a compiled function).
+    change of them in place the forms are derived again (seen by their version
+    counters, as :meth:`~torch_geometric_san.data.SimplicialComplexData.operators`
+    sees them; not between the calls of a compiled function).
 
     The constructor trusts its input (that is what makes an operator cheap to
     build from a :class:`~torch_geometric_san.data.SimplicialComplexData`);
