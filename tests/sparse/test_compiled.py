@@ -1,6 +1,10 @@
 import errno
+import os
+import re
+import stat
 import threading
 import time
+import types
 import warnings
 from pathlib import Path
 
@@ -294,10 +298,15 @@ def test_build_directory_depends_on_the_kernels_and_the_environment(monkeypatch,
     assert compiled._build_directory() not in (first, second)
 
 
+# What the stand-in for PyTorch's build below returns: a module with the kernels.
+FAKE_KERNELS = types.SimpleNamespace(**dict.fromkeys(compiled._FUNCTIONS))
+
+
 @pytest.fixture
 def fake_build(monkeypatch, tmp_path):
     # grouped_kernels() from scratch into tmp_path, with a stand-in for PyTorch's
-    # build that records the state of the build directory it was called in.
+    # build that records the state of the build directory it was called in, and,
+    # like ninja, links the library where it is missing (b'library <call number>').
     fcntl = pytest.importorskip('fcntl', reason="advisory locks are POSIX only")
     import torch.utils.cpp_extension
     calls = []
@@ -313,8 +322,10 @@ def fake_build(monkeypatch, tmp_path):
             except OSError:  # no advisory locks at all
                 held = None
         calls.append(dict(held=held, stale_lock=(directory / 'lock').exists()))
-        (directory / f'{name}.so').touch()
-        return 'module'
+        library = directory / f'{name}.so'
+        if not library.exists():
+            library.write_bytes(f'library {len(calls)}'.encode())
+        return FAKE_KERNELS
 
     monkeypatch.setattr(torch.utils.cpp_extension, 'load', load)
     monkeypatch.setattr(compiled, '_module', None)
@@ -331,7 +342,7 @@ def test_a_build_killed_midway_does_not_block_later_ones(fake_build, capsys):
     # would wait for it forever.
     directory, calls, _ = fake_build
     (directory / 'lock').touch()
-    assert compiled.grouped_kernels() == 'module'
+    assert compiled.grouped_kernels() is FAKE_KERNELS
     assert calls == [dict(held=True, stale_lock=False)]
     assert 'compiling its CPU kernels' in capsys.readouterr().err
 
@@ -346,7 +357,7 @@ def test_a_file_system_without_locks_builds_as_pytorch_alone(fake_build, monkeyp
 
     monkeypatch.setattr(fcntl, 'flock', no_locks)
     (directory / 'lock').touch()
-    assert compiled.grouped_kernels() == 'module'
+    assert compiled.grouped_kernels() is FAKE_KERNELS
     assert calls == [dict(held=None, stale_lock=True)]
 
 
@@ -367,8 +378,9 @@ def test_a_build_in_progress_is_waited_for_and_announced(fake_build, capsys):
         assert waiter.is_alive() and not calls
         (directory / 'lock').unlink()  # it finished
         (directory / f'{compiled._NAME}.so').touch()
+        compiled._record(directory)
     waiter.join(30)
-    assert result == ['module'] and calls == [dict(held=True, stale_lock=False)]
+    assert result == [FAKE_KERNELS] and calls == [dict(held=True, stale_lock=False)]
     assert 'compiling' not in capsys.readouterr().err
 
 
@@ -388,6 +400,183 @@ def test_checkouts_of_the_same_kernels_share_one_build(monkeypatch, tmp_path):
     assert compiled._build_directory() == directory
     assert compiled._source_copy(directory) == copy and copy.stat().st_mtime_ns == stamp
     assert sorted(p.name for p in directory.iterdir()) == ['grouped.cpp']
+
+
+def test_the_source_copy_is_not_written_through_a_link(monkeypatch, tmp_path):
+    monkeypatch.setenv('TGSAN_KERNELS_DIR', str(tmp_path))
+    directory = compiled._build_directory()
+    directory.mkdir(parents=True)
+    victim = tmp_path / 'victim'
+    victim.write_text('a file of the user')
+    (directory / f'grouped.cpp.{os.getpid()}.tmp').symlink_to(victim)
+    copy = compiled._source_copy(directory)
+    assert not copy.is_symlink() and copy.read_bytes() == compiled._SOURCE.read_bytes()
+    assert victim.read_text() == 'a file of the user'
+
+
+@pytest.mark.parametrize('value', ['~/real', '~/link', '{tmp}/elsewhere/../real'])
+def test_the_kernels_directory_is_expanded_and_resolved(monkeypatch, tmp_path, value):
+    (tmp_path / 'real').mkdir()
+    (tmp_path / 'link').symlink_to(tmp_path / 'real')
+    monkeypatch.setenv('HOME', str(tmp_path))
+    monkeypatch.setenv('TGSAN_KERNELS_DIR', value.format(tmp=tmp_path))
+    assert compiled._build_directory().parent == tmp_path / 'real'
+
+
+def test_a_relative_kernels_directory_is_refused(fake_build, monkeypatch, tmp_path):
+    # (it named another cache in every working directory)
+    _, calls, _ = fake_build
+    monkeypatch.setenv('TGSAN_KERNELS_DIR', 'kernels')
+    (tmp_path / 'cwd').mkdir()
+    monkeypatch.chdir(tmp_path / 'cwd')
+    with pytest.warns(RuntimeWarning, match="ValueError: TGSAN_KERNELS_DIR must be an "
+                      "absolute path .*, not 'kernels'"):
+        assert compiled.grouped_kernels() is None
+    assert compiled.status() == 'failed' and not calls
+    assert not any((tmp_path / 'cwd').iterdir())
+
+
+@pytest.mark.parametrize('case', ['root writable by others', 'writable by the group',
+                                  "another user's"])
+def test_a_directory_others_could_fill_is_refused(fake_build, monkeypatch, case):
+    # e.g. TGSAN_KERNELS_DIR in /tmp: another user created the build directory first,
+    # with a library of his in it, and the package loaded it.
+    directory, calls, _ = fake_build
+    refused = directory.parent if case != 'writable by the group' else directory
+    if case == "another user's":
+        uid = os.getuid() + 1
+        monkeypatch.setattr(os, 'getuid', lambda: uid)
+    else:
+        refused.chmod(0o777 if case.startswith('root') else 0o770)
+    (directory / f'{compiled._NAME}.so').write_bytes(b'a library of another user')
+    with pytest.warns(RuntimeWarning, match=rf"PermissionError: {re.escape(str(refused))} "
+                      "is not a directory of this user"):
+        assert compiled.grouped_kernels() is None
+    assert compiled.status() == 'failed' and not calls
+    assert [p.name for p in directory.iterdir()] == [f'{compiled._NAME}.so']
+
+
+def test_the_directories_and_files_it_creates_are_private(fake_build, monkeypatch,
+                                                          tmp_path):
+    monkeypatch.setenv('TGSAN_KERNELS_DIR', str(tmp_path / 'new'))
+    assert compiled.grouped_kernels() is FAKE_KERNELS
+    directory = compiled._build_directory()
+    for path in (directory.parent, directory, directory / 'build.flock',
+                 directory / 'grouped.cpp', compiled._manifest(directory)):
+        assert stat.S_IMODE(path.stat().st_mode) & 0o077 == 0, path
+
+
+def test_a_linked_lock_file_is_not_followed(fake_build, tmp_path):
+    # (opened for writing, the file it linked to was emptied)
+    directory, calls, _ = fake_build
+    victim = tmp_path / 'victim'
+    victim.write_text('a file of the user')
+    (directory / 'build.flock').symlink_to(victim)
+    with pytest.warns(RuntimeWarning, match="could not be built or loaded"):
+        assert compiled.grouped_kernels() is None
+    assert victim.read_text() == 'a file of the user' and not calls
+
+
+def test_a_library_without_the_kernels_falls_back(fake_build, monkeypatch):
+    # (the first product raised AttributeError)
+    import torch.utils.cpp_extension
+    build = torch.utils.cpp_extension.load
+
+    def load(*args, **kwargs):
+        build(*args, **kwargs)
+        return types.ModuleType(compiled._NAME)  # e.g. a library of other functions
+
+    monkeypatch.setattr(torch.utils.cpp_extension, 'load', load)
+    op = pattern()
+    value, x = torch.randn(op.nnz, 2), torch.randn(9, 1, 2)
+    with pytest.warns(RuntimeWarning, match="lacks the kernels grouped_spmm, "
+                      "grouped_spmm_t, grouped_sddmm, attention, attention_backward"):
+        out = op.matmul_grouped(value, x)
+    assert compiled.status() == 'failed'
+    expected = torch.stack([op.matmul(x[:, :, g], value[:, g]) for g in range(2)], -1)
+    assert torch.allclose(out, expected, atol=1e-6)
+
+
+@pytest.mark.parametrize('damage', [None, 'truncated', 'no record', 'damaged record'])
+def test_a_library_unlike_its_record_is_linked_anew(fake_build, monkeypatch, capsys,
+                                                   damage):
+    # A library cut short that ninja thinks up to date killed every process that
+    # loaded it (SIGBUS); the build records its size and hash, checked before loading.
+    directory, calls, _ = fake_build
+    assert compiled.grouped_kernels() is FAKE_KERNELS
+    library = directory / f'{compiled._NAME}.so'
+    record = compiled._manifest(directory)
+    assert compiled._recorded(directory) == compiled._fingerprint(library)
+    if damage == 'truncated':
+        library.write_bytes(library.read_bytes()[:3])
+    elif damage == 'no record':  # e.g. a build of an older version of the package
+        record.unlink()
+    elif damage == 'damaged record':
+        record.write_text('{"size": ')
+    capsys.readouterr()
+    monkeypatch.setattr(compiled, '_module', None)  # a later process
+    assert compiled.grouped_kernels() is FAKE_KERNELS
+    assert library.read_bytes() == (b'library 1' if damage is None else b'library 2')
+    assert compiled._recorded(directory) == compiled._fingerprint(library)
+    assert ('compiling' in capsys.readouterr().err) == (damage is not None)
+
+
+@requires_kernels
+def test_the_build_records_its_library():
+    directory = compiled._build_directory()
+    assert compiled._recorded(directory) == compiled._fingerprint(
+        directory / f'{compiled._NAME}.so')
+
+
+@pytest.mark.parametrize('missing', ['home', 'source'])
+def test_an_unknown_directory_warns_once_and_falls_back(monkeypatch, tmp_path,
+                                                        missing):
+    # e.g. HOME unset and a uid without a passwd entry (a container run with
+    # --user): every grouped product raised.
+    monkeypatch.setattr(compiled, '_module', None)
+    monkeypatch.setattr(compiled, '_failed', False)
+    monkeypatch.setenv('TGSAN_COMPILED_KERNELS', '1')
+    if missing == 'home':
+        def no_home(cls):
+            raise RuntimeError("Could not determine home directory.")
+
+        monkeypatch.delenv('TGSAN_KERNELS_DIR', raising=False)
+        monkeypatch.setattr(Path, 'home', classmethod(no_home))
+        error = "RuntimeError: Could not determine home directory"
+    else:
+        monkeypatch.setenv('TGSAN_KERNELS_DIR', str(tmp_path))
+        monkeypatch.setattr(compiled, '_SOURCE', tmp_path / 'grouped.cpp')
+        error = "FileNotFoundError"
+    op = pattern()
+    value, x = torch.randn(op.nnz, 2), torch.randn(9, 1, 2)
+    with pytest.warns(RuntimeWarning, match=f"could not be built or loaded \\({error}"):
+        out = op.matmul_grouped(value, x)
+    assert compiled.status() == 'failed'
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')  # warned once only
+        assert torch.equal(op.matmul_grouped(value, x), out)
+
+
+@pytest.mark.parametrize('value, on', [
+    ('0', False), (' Off ', False), ('FALSE', False), ('no', False), ('1', True),
+    ('yes', True), ('On', True), (' true\n', True), ('', True)])
+def test_the_switch_accepts_the_usual_words(monkeypatch, value, on):
+    # (only '0' turned the kernels off)
+    monkeypatch.setenv('TGSAN_COMPILED_KERNELS', value)
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        assert compiled.enabled() is on
+
+
+def test_an_unknown_switch_value_warns_once_and_keeps_the_kernels_on(monkeypatch):
+    monkeypatch.setattr(compiled, '_ignored_switches', set())
+    monkeypatch.setenv('TGSAN_COMPILED_KERNELS', 'disabled')
+    with pytest.warns(RuntimeWarning, match="TGSAN_COMPILED_KERNELS='disabled' is "
+                      "neither of 0/false/off/no"):
+        assert compiled.enabled()
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        assert compiled.enabled() and compiled.status() != 'off'
 
 
 @requires_kernels
