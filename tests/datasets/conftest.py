@@ -3,6 +3,7 @@
 import math
 import os
 import os.path as osp
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -147,3 +148,30 @@ def shared_raw(tmp_path_factory):
     r"""``shared_raw(name, files)`` -> root linking the real raw files (see
     :func:`shared_raw_root`)."""
     return lambda name, files: shared_raw_root(tmp_path_factory, name, files)
+
+
+@pytest.fixture
+def fifo(tmp_path):
+    r"""A FIFO whose writer closes it as soon as a reader opens it, so that a reader
+    that opens it reads an empty file where it would block for ever (no writer)."""
+    path = tmp_path / "fifo"
+    os.mkfifo(path)
+    writer = threading.Thread(target=lambda: os.close(os.open(path, os.O_WRONLY)),
+                              daemon=True)
+    writer.start()
+    yield str(path)
+    # A reader that does not block, open until the writer, waiting for one, is done.
+    reader = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    writer.join()
+    os.close(reader)
+
+
+@pytest.fixture(params=["FIFO", "character device", "directory"])
+def not_a_regular_file(request, tmp_path):
+    r"""(kind, path): a symbolic link to a FIFO, a device (``/dev/null``) or a
+    directory, where a file belongs."""
+    target = {"FIFO": lambda: request.getfixturevalue("fifo"),
+              "character device": lambda: "/dev/null",
+              "directory": lambda: str(tmp_path)}[request.param]()
+    os.symlink(target, tmp_path / "link")
+    return request.param, str(tmp_path / "link")

@@ -55,11 +55,16 @@ def test_items_that_do_not_fit_the_complex_are_processed_again(tmp_path):
     assert dataset.stacked('x_1').size(1) == dataset.complex.num_simplices(1)
 
 
-def test_a_processed_file_without_items_loads(tmp_path):
-    # (the check of the first item failed with an IndexError)
+@pytest.mark.parametrize('count', [0, 2])
+def test_a_processed_file_of_another_number_of_items_is_processed_again(tmp_path,
+                                                                        count):
+    # it loaded with the items it had (without items, the check of the first item
+    # failed with an IndexError before)
     kwargs = dict(split='test', num_points=100, num_test=4, log=False)
     path = SyntheticFlowDataset(str(tmp_path), **kwargs).processed_paths[0]
     out = torch.load(path, weights_only=True)
-    out['items'] = {key: value[:0] for key, value in out['items'].items()}
+    out['items'] = {key: value[:count] for key, value in out['items'].items()}
     torch.save(out, path)
-    assert len(SyntheticFlowDataset(str(tmp_path), **kwargs)) == 0
+    with pytest.warns(UserWarning, match=f"it holds {count} trajectories, the dataset "
+                      f"writes 4.*processing the dataset again"):
+        assert len(SyntheticFlowDataset(str(tmp_path), **kwargs)) == 4

@@ -75,10 +75,19 @@ def _write_object_array(path, items):
     ("indices", "indices of the 1-simplices must be 0..1"),
     ("keys", "simplices and cochains of order 1 are not given on the same"),
     # (bools and floats passed as ids and indices: True sorts and compares as 1)
-    ("bool-ids", r"keys of order 1 must be frozensets of 2 author ids \(ints\)"),
-    ("float-ids", r"keys of order 1 must be frozensets of 2 author ids \(ints\)"),
+    ("bool-ids", r"keys of order 1 must be frozensets of 2 author ids \(ints"),
+    ("float-ids", r"keys of order 1 must be frozensets of 2 author ids \(ints"),
     ("bool-indices", "indices of the 1-simplices must be 0..1"),
-    ("counts", "citation counts of the 1-simplices must be finite numbers"),
+    ("counts", r"'.*c.npy': the citation counts of the 1-simplices must be whole "
+     r"numbers from 0 to 9223372036854775807"),
+    # each was read: an id beyond int64 failed in NumPy (OverflowError) when the
+    # simplices were made, as did a count beyond a float in the check of the counts;
+    # negative and fractional citation counts were taken
+    ("huge-ids", r"'.*s.npy': the keys of order 1 must be frozensets of 2 author ids "
+     r"\(ints of the int64 range\)"),
+    ("huge-counts", "citation counts of the 1-simplices must be whole numbers"),
+    ("negative-counts", "citation counts of the 1-simplices must be whole numbers"),
+    ("fractional-counts", "citation counts of the 1-simplices must be whole numbers"),
 ])
 def test_read_citation_raw_rejects_inconsistent_files(tmp_path, case, match):
     nodes = {frozenset({1}): 0, frozenset({2}): 1, frozenset({3}): 2}
@@ -91,15 +100,18 @@ def test_read_citation_raw_rejects_inconsistent_files(tmp_path, case, match):
                  "float-ids": [nodes, {frozenset({1.0, 2}): 0, frozenset({2, 3}): 1}],
                  "bool-indices": [nodes, {frozenset({1, 2}): False,
                                           frozenset({2, 3}): True}],
-                 "counts": [nodes, edges]}[case]
+                 "huge-ids": [nodes, {frozenset({1, 2**63}): 0, frozenset({2, 3}): 1}],
+                 }.get(case, [nodes, edges])
     if case == "orders":
         counts = counts[:1]
     if case == "keys":
         counts[1] = {frozenset({1, 3}): 1, frozenset({2, 3}): 1}
-    if case in ("bool-ids", "float-ids", "bool-indices"):
+    if case in ("bool-ids", "float-ids", "bool-indices", "huge-ids"):
         counts[1] = dict.fromkeys(simplices[1], 1)
-    if case == "counts":
-        counts[1] = {frozenset({1, 2}): float("nan"), frozenset({2, 3}): True}
+    bad_count = {"counts": float("nan"), "huge-counts": 10**400,
+                 "negative-counts": -7, "fractional-counts": 2.5}.get(case)
+    if bad_count is not None:
+        counts[1] = {frozenset({1, 2}): bad_count, frozenset({2, 3}): 1}
     paths = [str(tmp_path / "s.npy"), str(tmp_path / "c.npy")]
     _write_object_array(paths[0], simplices)
     _write_object_array(paths[1], counts)
@@ -324,6 +336,13 @@ def test_bad_arguments(tmp_path):
      r"'y' must be torch.float32 of shape \[352, 1\]"),
     (lambda out: dict(out, extra=dict(out["extra"], author_ids=out["extra"][
         "author_ids"].float())), r"'author_ids' must be torch.int64"),
+    # both loaded without a warning: a complex of order 0 (no edges, so no upper
+    # Laplacian of the vertices), and items, which the dataset makes from the complex
+    (lambda out: dict(out, complex={key: value for key, value in out["complex"].items()
+                                    if not key.endswith("_1")}),
+     r"its complex lack \['boundary_index_1', 'boundary_weight_1', 'down_index_1'"),
+    (lambda out: dict(out, items={"x_0": torch.zeros(3, 352, 1)}),
+     r"its items hold \['x_0'\], which the dataset does not write"),
 ])
 def test_a_processed_file_of_another_content_is_processed_again(real_root, change,
                                                                  reason, tmp_path):

@@ -1,6 +1,7 @@
 import os
 import os.path as osp
 import pickle
+import re
 import shlex
 import subprocess
 import sys
@@ -156,6 +157,27 @@ def test_load_npy_checks_nested_arrays_and_dtypes(tmp_path):
             io.load_npy(path)
 
 
+@pytest.mark.parametrize("shape, data, declared, held", [
+    # NumPy allocated 8 TB for the first and failed; it read the last without its
+    # trailing bytes
+    ((10**12, ), 16, 8 * 10**12, 16),
+    ((1000, ), 80, 8000, 80),
+    ((10, ), 800, 80, 800),
+])
+def test_load_npy_refuses_data_of_another_size_than_the_header(tmp_path, shape, data,
+                                                               declared, held):
+    path = str(tmp_path / "plain.npy")
+    with open(path, "wb") as f:
+        np.lib.format.write_array_header_1_0(
+            f, {"descr": "<f8", "fortran_order": False, "shape": shape})
+        f.write(bytes(data))
+    with pytest.raises(ValueError, match=rf"'{re.escape(path)}' is not a valid .npy "
+                       rf"file: its header declares an array of shape "
+                       rf"{re.escape(str(shape))} and dtype float64 \({declared} "
+                       rf"bytes\), the file holds {held} bytes after it"):
+        io.load_npy(path)
+
+
 def test_load_npy_not_npy(tmp_path):
     path = tmp_path / "junk.npy"
     path.write_bytes(b"not a numpy file")
@@ -196,6 +218,15 @@ def test_load_npy_refuses_persistent_ids_and_truncated_pickles(tmp_path):
     with pytest.raises(ValueError, match="holds a malformed pickled array "
                                          "\\(EOFError"):
         io.load_npy(path)
+
+@pytest.mark.parametrize("read", [io.sha256sum, io.load_npy])
+def test_readers_refuse_what_is_not_a_regular_file(not_a_regular_file, read):
+    # a FIFO (with no writer) or a link to /dev/zero blocked them or never ended
+    kind, path = not_a_regular_file
+    with pytest.raises(ValueError, match=rf"'{re.escape(path)}' \('.+'\) is a "
+                       rf"{kind}, not a regular file"):
+        read(path)
+
 
 def test_check_sha256(tmp_path):
     path = tmp_path / "f.bin"

@@ -1,4 +1,5 @@
 import os
+import re
 import shutil
 import sys
 
@@ -52,6 +53,104 @@ def test_read_drifter_raw_missing_keys(tmp_path):
         f["elist"] = np.ones((2, 3), dtype=np.int64)
     with pytest.raises(ValueError, match="tlist"):
         read_drifter_raw(path)
+
+
+def test_read_drifter_raw_refuses_what_is_not_a_regular_file(not_a_regular_file):
+    # a FIFO with no writer blocked h5py, and the dataset's digest of a link to
+    # /dev/zero never ended
+    pytest.importorskip("h5py", reason="needs h5py (the 'datasets' extra)")
+    kind, path = not_a_regular_file
+    with pytest.raises(ValueError, match=rf"'{re.escape(path)}' .* is a {kind}"):
+        read_drifter_raw(path)
+
+
+def test_a_raw_file_that_is_a_device_is_named(tmp_path):
+    # (its digest was taken: of /dev/zero, for ever)
+    os.makedirs(tmp_path / "raw")
+    os.symlink("/dev/null", tmp_path / "raw" / "dataBuoys.jld2")
+    with pytest.raises(ValueError, match=r"dataBuoys.jld2' \('/dev/null'\) is a "
+                       r"character device, not a regular file"):
+        OceanDriftersDataset(str(tmp_path), log=False)
+
+
+def replaced(path, key, value=None, **options):
+    r"""The raw file :obj:`path` with the dataset :obj:`key` replaced by
+    :obj:`value` (created with :obj:`options`)."""
+    import h5py
+
+    with h5py.File(path, "r+") as f:
+        del f[key]
+        f.create_dataset(key, data=value, **options)
+    return path
+
+
+@pytest.mark.parametrize("key, value, options, match", [
+    # each was read: 0 became the id -1 (the last vertex), floats were truncated
+    # (NaN to a huge id), a position NaN gave a label of its own
+    ("elist", lambda e: np.where(e == 1, 0, e), {},
+     r"'elist' in '.*' must hold 1-based vertex ids, 1 to 24 \(the rows of "
+     r"'HexcentersXY'\), found 0 to 24"),
+    ("tlist", lambda t: t + 1, {}, r"'tlist' .* 1-based vertex ids, 1 to 24.* 2 to 25"),
+    ("elist", lambda e: e + 0.7, {}, r"'elist' in '.*' must hold integer vertex ids "
+     r"\(found float64\)"),
+    ("elist", lambda e: e[:1], {}, r"'elist' in '.*' must have shape \[2, \*\], one "
+     r"column per simplex \(found \[1, 48\]\)"),
+    ("HexcentersXY", lambda xy: np.stack([xy["1"], xy["2"]], axis=1), {},
+     r"'HexcentersXY' in '.*' must be a 1-D compound dataset of \(x, y\) numbers"),
+    ("HexcentersXY", lambda xy: np.where(np.arange(len(xy)) == 3, np.array(
+        (np.nan, 0.0), dtype=xy.dtype), xy), {},
+     r"'HexcentersXY' in '.*' holds NaN or infinite positions"),
+    # (an empty chunked dataset declared with 10**12 columns: filled in, in memory)
+    ("elist", None, dict(shape=(2, 10**12), dtype="i8", chunks=(2, 1024)),
+     r"'/elist' in '.*' declares 2000000000000 values of int64, more than the "
+     r"file's \d+ bytes hold"),
+])
+def test_read_drifter_raw_refuses_bad_content(small_file, key, value, options, match):
+    import h5py
+
+    path, _, _ = small_file
+    if value is not None:
+        with h5py.File(path, "r") as f:
+            value = value(f[key][()])
+    with pytest.raises(ValueError, match=match):
+        read_drifter_raw(replaced(path, key, value, **options))
+
+
+def test_read_drifter_raw_refuses_path_ids_out_of_range(tmp_path, annulus,
+                                                        write_drifter_file):
+    # (a 0 became the last vertex, -1)
+    pos, edges, triangles = annulus()
+    for plain in ((), (0, )):
+        path = write_drifter_file(str(tmp_path / "raw.jld2"), pos, edges, triangles,
+                                  [CCW, [-1, 0, 1]], plain_paths=plain)
+        with pytest.raises(ValueError, match=r"Trajectory 1 in '.*' must hold 1-based "
+                           r"vertex ids, 1 to 24 .*found 0 to 2"):
+            read_drifter_raw(path)
+
+
+@pytest.mark.parametrize("path, pos, error, match", [
+    # a negative id took a position from the end, a larger one failed in NumPy, and
+    # NaN positions gave a label
+    ([-1, 0, 1], None, ValueError, "A path holds the vertex id -1, out of range for "
+     "24 vertices"),
+    ([0, 1, 99], None, ValueError, "vertex id 99, out of range"),
+    ([0.0, 1.5], None, TypeError, "'path' must hold integer vertex ids"),
+    ([], None, ValueError, "An empty path has no first and last vertex"),
+    (CCW, np.nan, ValueError, "'pos' holds NaN or infinite positions"),
+    (CCW, np.zeros(24), ValueError, r"'pos' must be vertex positions of shape "
+     r"\[N, 2\]"),
+])
+def test_clockwise_label_and_drifter_protocol_refuse_bad_input(annulus, path, pos,
+                                                               error, match):
+    points = annulus()[0]
+    if pos is not None:
+        points = np.where(np.arange(24)[:, None] == 5, pos, points) \
+            if np.ndim(pos) == 0 else pos
+    with pytest.raises(error, match=match):
+        clockwise_label(path, points)
+    if len(path):
+        with pytest.raises(error, match=match):  # (also where the path is dropped)
+            drifter_protocol([path], points, min_length=len(path) + 1)
 
 
 def test_strip_backtracks():
@@ -172,6 +271,8 @@ def small_root(tmp_path, small_file, monkeypatch):
     os.makedirs(tmp_path / "root" / "raw")
     shutil.copy(path, tmp_path / "root" / "raw" / "dataBuoys.jld2")
     monkeypatch.setattr(OceanDriftersDataset, "sha256", sha256sum(path))
+    monkeypatch.setattr(OceanDriftersDataset, "simplex_counts", (24, 48, 24))
+    monkeypatch.setattr(OceanDriftersDataset, "split_sizes", {"train": 3, "test": 1})
     return str(tmp_path / "root")
 
 
@@ -181,6 +282,28 @@ def test_small_file_through_the_dataset(small_root):
     assert len(train) == 3 and len(test) == 1  # 4 protocol paths, 80/20
     assert [train.complex.num_simplices(k) for k in range(3)] == [24, 48, 24]
     assert sorted(torch.cat([train.y, test.y]).tolist()) == [0, 1, 1, 1]
+
+
+def test_a_processed_file_of_another_size_is_processed_again(small_root, tmp_path):
+    # each loaded without a warning: a processed file cut to fewer trajectories, and
+    # the file of a synthetic flow dataset with as many, on another complex
+    from torch_geometric_san.datasets import SyntheticFlowDataset
+
+    first = OceanDriftersDataset(small_root, split="train", log=False)
+    path = first.processed_paths[0]
+    out = torch.load(path, weights_only=True)
+    torch.save(dict(out, items={key: value[:2] for key, value in out["items"].items()}),
+               path)
+    with pytest.warns(UserWarning, match=r"it holds 2 trajectories, the dataset "
+                      r"writes 3.*processing the dataset again"):
+        assert len(OceanDriftersDataset(small_root, split="train", log=False)) == 3
+    synthetic = SyntheticFlowDataset(str(tmp_path / "synthetic"), num_points=60,
+                                     num_train=3, log=False)
+    shutil.copy(synthetic.processed_paths[0], path)
+    with pytest.warns(UserWarning, match=r"its complex has \[\d+, \d+, \d+\] "
+                      r"simplices of orders 0 to 2, the raw file's \[24, 48, 24\]"):
+        again = OceanDriftersDataset(small_root, split="train", log=False)
+    assert torch.equal(again.x_1, first.x_1)
 
 
 def test_progress_bar(small_root, terminal_stderr):

@@ -2,7 +2,10 @@
 processed again."""
 import os
 import pickle
+import re
+import struct
 import warnings
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -75,6 +78,70 @@ def test_a_damaged_processed_file_is_named_and_processed_again(tmp_path, damage)
     assert torch.equal(load_processed(path)["items"]["x_1"], first.x_1)
 
 
+def test_a_processed_file_that_is_not_a_regular_file_is_processed_again(
+        tmp_path, not_a_regular_file):
+    # a FIFO with no writer there blocked the dataset for ever, a link to /dev/zero
+    # never ended
+    kind, link = not_a_regular_file
+    path = small(tmp_path / "root").processed_paths[0]
+    os.replace(link, path)
+    with pytest.raises(ValueError, match=rf"'{re.escape(path)}' cannot be read \("
+                       rf".* is a {kind}, not a regular file\)"):
+        load_processed(path)
+    with pytest.warns(UserWarning, match=rf"is a {kind}.*processing the dataset again"):
+        dataset = small(tmp_path / "root")
+    assert len(dataset) == 2 and os.path.isfile(path) and not os.path.islink(path)
+
+
+def rewrite_zip(path, compress_type=zipfile.ZIP_STORED):
+    # The entries of the zip archive path, written again with compress_type.
+    with zipfile.ZipFile(path) as source:
+        entries = [(info.filename, source.read(info)) for info in source.infolist()]
+    with zipfile.ZipFile(path, "w", compress_type) as target:
+        for name, data in entries:
+            target.writestr(name, data)
+
+
+def test_compressed_zip_entries_are_refused_before_they_are_inflated(tmp_path):
+    # torch.load inflated them in full: a few hundred kB inflated to hundreds of MB
+    # before the file was found damaged
+    first = small(tmp_path)
+    path = first.processed_paths[0]
+    rewrite_zip(path, zipfile.ZIP_DEFLATED)
+    assert torch.equal(torch.load(path, weights_only=True)["items"]["x_1"], first.x_1)
+    with pytest.raises(ValueError, match=r"cannot be read \(its zip entry '.*' is "
+                       r"compressed; torch.save stores them uncompressed\)"):
+        load_processed(path)
+    with pytest.warns(UserWarning, match="is compressed.*processing the dataset again"):
+        again = small(tmp_path)
+    assert torch.equal(again.x_1, first.x_1)
+    rewrite_zip(path)  # stored again, as torch.save writes them: read
+    assert torch.equal(load_processed(path)["items"]["x_1"], first.x_1)
+
+
+def test_zip_entries_larger_than_the_file_are_refused(tmp_path):
+    path = small(tmp_path).processed_paths[0]
+    content = bytearray(Path(path).read_bytes())
+    entry = content.find(b"PK\x01\x02")  # the first entry of the central directory
+    struct.pack_into("<II", content, entry + 20, 2**31, 2**31)  # its two sizes
+    Path(path).write_bytes(bytes(content))
+    with pytest.raises(ValueError, match=r"cannot be read \(its zip entries claim "
+                       rf"more bytes than its {len(content)} on disk\)"):
+        load_processed(path)
+
+
+def changed(part, key, new):
+    r"""What gives a processed file's content :obj:`new(value)` for the :obj:`value`
+    of :obj:`key` in its :obj:`part` (:obj:`None` where it has none)."""
+    return lambda out: dict(out, **{part: dict(out[part],
+                                               **{key: new(out[part].get(key))})})
+
+
+def first_set(value):
+    r"""What sets the first entry of a tensor to :obj:`value`."""
+    return lambda tensor: torch.cat([tensor.new_tensor([value]), tensor[1:]])
+
+
 @pytest.mark.parametrize("change, reason", [
     # each loaded without a warning and failed later (a bare StopIteration on len(),
     # a KeyError on y) or gave a complex of junk
@@ -83,7 +150,7 @@ def test_a_damaged_processed_file_is_named_and_processed_again(tmp_path, damage)
      r"its items lack \['y'\]"),
     (lambda out: dict(out, extra={}), r"its extra lack \['edge_orientation'\]"),
     (lambda out: dict(out, complex={"junk": torch.ones(1)}),
-     r"its complex lack \['spectrum_0'\]"),
+     r"its complex lack \['boundary_index_1', .*'spectrum_0', "),
     (lambda out: dict(out, complex=dict(out["complex"], simplices_1=torch.zeros(3, 4))),
      r"its complex: .*simplices_1"),
     # each loaded without a warning (session 25): a sparse x_1 with indices out of
@@ -101,6 +168,53 @@ def test_a_damaged_processed_file_is_named_and_processed_again(tmp_path, damage)
      r"'x_1' holds NaN or infinite values"),
     (lambda out: dict(out, extra=dict(out["extra"], edge_orientation=torch.zeros(
         3, dtype=torch.long))), r"'edge_orientation' must be torch.int64 of shape"),
+    # each loaded without a warning: operator values, dtypes and positions other than
+    # the constructor writes (the models' outputs changed, or a later step failed)
+    (changed("complex", "spectrum_1", lambda t: t / 0), r"'spectrum_1' holds NaN"),
+    (changed("complex", "spectrum_1", lambda t: -t), r"'spectrum_1' holds a negative"),
+    (changed("complex", "hodge_weight_1", first_set(float("inf"))),
+     r"'hodge_weight_1' holds NaN or infinite values"),
+    (changed("complex", "boundary_weight_2", first_set(7.0)),
+     r"'boundary_weight_2' holds values other than \[-1, 1\]"),
+    (changed("complex", "down_weight_1", torch.Tensor.double),
+     r"'down_weight_1' must be torch.float32 of shape \[\*\] \(got torch.float64"),
+    (changed("complex", "hodge_weight_0", lambda t: t.to(torch.complex64)),
+     r"'hodge_weight_0' must be torch.float32"),
+    (changed("complex", "pos", lambda t: t[:10]),
+     r"'pos' must be torch.float32 of shape \[\d+, 2\] \(got torch.float32 \[10, 2\]"),
+    (changed("complex", "pos", lambda t: t / 0), r"'pos' holds NaN"),
+    (changed("complex", "num_nodes", lambda n: 10**12),
+     r"'pos' must be torch.float32 of shape \[1000000000000, 2\]"),
+    # operators that are not those of the complex: each changed the models' outputs
+    (changed("complex", "up_weight_1", lambda t: t * 100),
+     r"'up_weight_1' is not the up Laplacian of the boundaries"),
+    (changed("complex", "hodge_weight_1", lambda t: t * 1.01),
+     r"'hodge_weight_1' is not the normalised Hodge Laplacian of the boundaries and "
+     r"'spectrum_1'"),
+    (changed("complex", "spectrum_1", torch.zeros_like),
+     r"'spectrum_1' gives 0 as the largest eigenvalue of the down Laplacian, which its "
+     r"entries bound to \[2, \d+\]"),
+    (changed("complex", "boundary_weight_1", first_set(1.0)),
+     r"'boundary_weight_1' does not orient every edge from one vertex to the other"),
+    (changed("complex", "boundary_weight_2", lambda t: torch.cat([-t[:1], t[1:]])),
+     r"'boundary_weight_1' and 'boundary_weight_2' do not make a chain complex"),
+    (changed("complex", "simplices_2", lambda t: t[[1, 0, *range(2, len(t))]]),
+     r"'boundary_index_2' does not hold the faces of 'simplices_2'"),
+    # (a complex of another order, or without some of its operators)
+    (lambda out: dict(out, complex={key: value for key, value in out["complex"].items()
+                                    if not key.startswith("up_")}),
+     r"its complex lack \['up_index_0', 'up_index_1', 'up_index_2', 'up_weight_0'"),
+    (lambda out: dict(out, complex={key: value for key, value in out["complex"].items()
+                                    if not key.endswith("_2")}),
+     r"its complex lack \['boundary_index_2'"),
+    # keys that process() does not write
+    (changed("complex", "x_2", lambda _: torch.full((1, 1), float("nan"))),
+     r"its complex hold \['x_2'\], which the dataset does not write"),
+    (changed("items", "x_0", lambda _: torch.zeros(2, 3, 1)),
+     r"its items hold \['x_0'\], which the dataset does not write"),
+    (changed("extra", "nested", lambda _: {"a": torch.eye(3).to_sparse()}),
+     r"its extra hold \['nested'\]"),
+    (lambda out: dict(out, version=2), r"not the layout of a processed file"),
 ])
 def test_a_processed_file_of_another_content_is_processed_again(tmp_path, change,
                                                                  reason):

@@ -2,18 +2,135 @@
 simplicial complex."""
 import copy
 import os
+import re
 import warnings
 from typing import Any, Callable, Dict, Optional, Tuple, Union
 
+import numpy as np
+import scipy.sparse as sp
 import torch
 from torch import Tensor
 from torch_geometric.data import InMemoryDataset
 from torch_geometric.data.dataset import IndexType, files_exist
 
-from torch_geometric_san.data import SimplicialComplexData
-from torch_geometric_san.datasets.io import (atomic_torch_save, damaged_file,
+from torch_geometric_san.data import SimplicialComplexData, algebra
+from torch_geometric_san.datasets.io import (_check_processed_tensor,
+                                              atomic_torch_save, damaged_file,
                                               load_processed)
 from torch_geometric_san.utils.validation import check_bool
+
+#: The stored values of a complex's operators: their weights and spectra.
+_OPERATOR_VALUES = re.compile(r'(?:(boundary|down|up|hodge)_weight|spectrum)_\d+')
+
+
+def _computed_keys(order: int) -> Tuple[str, ...]:
+    # The attributes the constructors store for a complex of this order, with its
+    # Laplacians (the vertices have no simplices, boundary or lower Laplacian).
+    keys = ['num_nodes']
+    for k in range(order + 1):
+        operators = ('boundary', 'down', 'up', 'hodge') if k else ('up', 'hodge')
+        keys += [f'simplices_{k}'] if k else []
+        keys += [f'{name}_{part}_{k}' for name in operators
+                 for part in ('index', 'weight')]
+        keys.append(f'spectrum_{k}')
+    return tuple(keys)
+
+
+def _check_operators(complex: SimplicialComplexData,
+                     dtype: Optional[torch.dtype]) -> None:
+    # The operator weights and spectra of a valid complex (one weight per entry of
+    # its index, validate() checks that): dense, of the floating dtype of the complex
+    # (of spectrum_0 where the dtype is not given), finite, the boundaries' +-1 and
+    # the largest eigenvalues >= 0.
+    dtype = dtype or complex.spectrum_0.dtype
+    if not dtype.is_floating_point:
+        raise ValueError(f"'spectrum_0' must be a floating tensor (got {dtype})")
+    for key in complex.keys():
+        match = _OPERATOR_VALUES.fullmatch(key)
+        if match is None:
+            continue
+        spectrum, boundary = match.group(1) is None, match.group(1) == 'boundary'
+        _check_processed_tensor(key, complex[key], dtype,
+                                (1, 2) if spectrum else (None, ),
+                                values=(-1, 1) if boundary else None)
+        if spectrum and bool((complex[key] < 0).any()):
+            raise ValueError(f"'{key}' holds a negative eigenvalue")
+    _check_laplacians(complex)
+
+
+#: How far a stored eigenvalue may lie outside the bounds of its Laplacian's entries
+#: (relative, well above the tolerance EIGEN_TOL of the constructors' eigensolvers),
+#: and a normalised Laplacian's weights from those recomputed (absolute: they are at
+#: most 1, rounded to the complex's dtype).
+_EIGENVALUE_SLACK, _HODGE_TOL = 1e-4, 1e-5
+
+
+def _check_laplacians(complex: SimplicialComplexData) -> None:
+    # The boundaries and Laplacians of a complex with finite operator values, as the
+    # constructors compute them: B_k with the faces of simplices_k as its entries, a
+    # chain complex (B_1's columns sum to zero, B_k B_{k+1} = 0), L_k^(d) = B_k^T B_k,
+    # L_k^(u) = B_{k+1} B_{k+1}^T, the normalised (L_k^(d) + L_k^(u)) / lambda with
+    # lambda the larger of spectrum_k, and spectrum_k within the bounds of the
+    # Laplacians' entries on their largest eigenvalues (at least the largest diagonal
+    # entry, at most the largest absolute row sum). Each product has the entries of a
+    # stored Laplacian: the check is linear in the size of the file.
+    order = complex.order
+    sizes = [complex.num_simplices(k) for k in range(order + 1)] + [0]
+
+    def stored(name: str, k: int, columns: int) -> sp.csr_array:
+        # Rows: row 1 of the index (a Laplacian's target, a boundary's simplex).
+        index = complex[f'{name}_index_{k}'].numpy()
+        weight = complex[f'{name}_weight_{k}'].double().numpy()
+        return sp.csr_array((weight, (index[1], index[0])), shape=(sizes[k], columns))
+
+    # B_k^T for k = 0..K+1 (none below the vertices and above the order)
+    transposed = [sp.csr_array((sizes[0], 0))] + [
+        stored('boundary', k, sizes[k - 1]) for k in range(1, order + 1)
+    ] + [sp.csr_array((0, sizes[order]))]
+    faces = np.arange(sizes[0])[:, None]
+    for k in range(1, order + 1):
+        simplices = complex[f'simplices_{k}'].numpy()
+        expected = algebra.boundary_matrix(simplices, faces).T
+        if _differs(abs(transposed[k]), abs(expected)):
+            raise ValueError(f"'boundary_index_{k}' does not hold the faces of "
+                             f"'simplices_{k}'")
+        faces = simplices
+    if order and bool(transposed[1].sum(axis=1).any()):
+        raise ValueError("'boundary_weight_1' does not orient every edge from one "
+                         "vertex to the other")
+    for k in range(1, order):
+        if (transposed[k + 1] @ transposed[k]).count_nonzero():
+            raise ValueError(f"'boundary_weight_{k}' and 'boundary_weight_{k + 1}' do "
+                             f"not make a chain complex (B_{k} B_{k + 1} is not zero)")
+    for k in range(order + 1):
+        if f'hodge_index_{k}' not in complex:  # (a complex without its Laplacians)
+            continue
+        laplacians = {'down': transposed[k] @ transposed[k].T,
+                      'up': transposed[k + 1].T @ transposed[k + 1]}
+        spectrum = complex[f'spectrum_{k}'][0].double().tolist()
+        for (name, laplacian), eigenvalue in zip(laplacians.items(), spectrum):
+            if f'{name}_index_{k}' in complex and \
+                    _differs(stored(name, k, sizes[k]), laplacian):
+                raise ValueError(f"'{name}_weight_{k}' is not the {name} Laplacian of "
+                                 f"the boundaries")
+            low = laplacian.diagonal().max(initial=0.0)
+            high = abs(laplacian).sum(axis=1).max(initial=0.0)
+            if not low * (1 - _EIGENVALUE_SLACK) <= eigenvalue <= \
+                    high * (1 + _EIGENVALUE_SLACK):
+                raise ValueError(f"'spectrum_{k}' gives {eigenvalue:g} as the largest "
+                                 f"eigenvalue of the {name} Laplacian, which its "
+                                 f"entries bound to [{low:g}, {high:g}]")
+        scale = max(spectrum)
+        hodge = (laplacians['down'] + laplacians['up']) / (scale if scale > 0 else 1.0)
+        if _differs(stored('hodge', k, sizes[k]), hodge, _HODGE_TOL):
+            raise ValueError(f"'hodge_weight_{k}' is not the normalised Hodge Laplacian "
+                             f"of the boundaries and 'spectrum_{k}'")
+
+
+def _differs(a: sp.sparray, b: sp.sparray, tol: float = 0.0) -> bool:
+    # Whether two sparse matrices of one shape differ by more than tol in an entry.
+    difference = (a - b).data
+    return bool(difference.size) and float(np.abs(difference).max()) > tol
 
 
 class SharedComplexDataset(InMemoryDataset):
@@ -38,10 +155,13 @@ class SharedComplexDataset(InMemoryDataset):
     :obj:`weights_only=True` (:func:`~torch_geometric_san.datasets.io.load_processed`),
     and PyG's ``processed/pre_transform.pt`` and ``pre_filter.pt``, which PyG
     unpickles with :obj:`weights_only=False`, are neither read nor written. A
-    damaged processed file (empty, truncated, of another layout, without what
-    :meth:`process` writes, with a complex or items that are not valid, or with
-    tensors of other layouts, dtypes, shapes or values than it writes) is named
-    in a warning and processed again.
+    damaged processed file (not a regular file, empty, truncated, of another
+    layout, without what :meth:`process` writes or with keys it does not write,
+    with a complex or items that are not valid, with tensors of other layouts,
+    dtypes or shapes than it writes, or with values it cannot write: NaN or
+    infinite, operators that are not those of the complex's simplices, another
+    number of items where the dataset knows it) is named in a warning and
+    processed again.
 
     Args:
         root (str or os.PathLike): Root directory of the dataset.
@@ -76,8 +196,18 @@ class SharedComplexDataset(InMemoryDataset):
 
     def _processed_layout(self) -> Dict[str, Tuple[str, ...]]:
         r"""The keys :meth:`process` writes into each part of the processed file
-        (:obj:`"complex"`, :obj:`"items"`, :obj:`"extra"`), checked on loading."""
+        (:obj:`"complex"`, besides the attributes the constructors compute,
+        :obj:`"items"`, :obj:`"extra"`), checked on loading: a part named here holds
+        these keys and no others (the complex where :meth:`_processed_complex` is
+        known)."""
         return {}
+
+    def _processed_complex(self) -> Optional[Tuple[int, torch.dtype]]:
+        r"""The order and the dtype of the operators of the complex :meth:`process`
+        builds (with its Laplacians), or :obj:`None` where they are not known: the
+        complex of the processed file is checked to hold exactly the attributes the
+        constructors compute for that order, in that dtype."""
+        return None
 
     def _check_processed(self, out: Dict[str, Any],
                          complex: SimplicialComplexData) -> None:
@@ -87,11 +217,18 @@ class SharedComplexDataset(InMemoryDataset):
 
     def _load_processed(self) -> Tuple[Dict[str, Any], SimplicialComplexData]:
         # The processed file, checked: its parts hold what process() writes, and its
-        # complex is a valid one as the constructors build it (spectrum_0).
+        # complex is a valid one as the constructors build it (spectrum_0), with the
+        # operator values they store.
         path = self.processed_paths[0]
-        layout = self._processed_layout()
-        out = load_processed(path, **dict(layout, complex=(*layout.get('complex', ()),
-                                                           'spectrum_0')))
+        layout, built = self._processed_layout(), self._processed_complex()
+        computed = _computed_keys(built[0]) if built else ('spectrum_0', )
+        keys = dict(layout, complex=(*layout.get('complex', ()), *computed))
+        out = load_processed(path, **keys)
+        for part in keys if built else layout.keys() - {'complex'}:
+            unexpected = sorted(out[part].keys() - set(keys[part]))
+            if unexpected:
+                raise damaged_file(path, f"its {part} hold {unexpected}, which the "
+                                   f"dataset does not write")
         try:
             complex = SimplicialComplexData.from_dict(out["complex"])
             complex.validate()
@@ -108,7 +245,10 @@ class SharedComplexDataset(InMemoryDataset):
             except (ValueError, TypeError) as error:
                 raise damaged_file(path, f"its items: {error}") from None
         try:
+            # (the dataset's own checks first: they bound num_nodes, e.g. by pos, where
+            # the operators' are of its size)
             self._check_processed(out, complex)
+            _check_operators(complex, built[1] if built else None)
         except ValueError as error:
             raise damaged_file(path, str(error)) from None
         return out, complex

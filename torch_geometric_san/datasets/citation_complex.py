@@ -19,6 +19,16 @@ from torch_geometric_san.utils.progress import progress_bar
 from torch_geometric_san.utils.validation import check_int, check_real
 
 
+_INT64_MIN, _INT64_MAX = -2**63, 2**63 - 1
+
+
+def _is_count(value: object) -> bool:
+    # A citation count: a whole number (an int, or a float of whole value; not a bool)
+    # of the int64 range, which a float32 holds finite.
+    return (type(value) is int or type(value) is float and value.is_integer()) \
+        and 0 <= value <= _INT64_MAX
+
+
 def read_citation_raw(simplices_path: str,
                       cochains_path: str) -> Tuple[List[dict], List[dict]]:
     r"""Reads ``*_simplices.npy`` and ``*_cochains.npy`` with the restricted
@@ -26,7 +36,7 @@ def read_citation_raw(simplices_path: str,
     their structure: one dict per order :math:`k`, with
     :class:`frozenset` keys of :math:`k + 1` author ids; the simplex dict
     maps them to the indices :math:`0, \ldots, N_k - 1` and the cochain dict
-    (same keys) to citation counts.
+    (same keys) to citation counts, whole numbers from 0.
 
     Args:
         simplices_path (str): The ``*_simplices.npy`` file.
@@ -44,11 +54,14 @@ def read_citation_raw(simplices_path: str,
         raise ValueError(f"The simplices file has {len(simplices)} orders "
                          f"but the cochains file has {len(cochains)}")
     for k, (simp, coch) in enumerate(zip(simplices, cochains)):
-        # (Python ints, not bools, which sort and compare as 0 and 1)
+        # (Python ints, not bools, which sort and compare as 0 and 1, of the range
+        # of the int64 array that holds them)
         if not all(isinstance(s, frozenset) and len(s) == k + 1
-                   and all(type(a) is int for a in s) for s in simp):
-            raise ValueError(f"The keys of order {k} must be frozensets of "
-                             f"{k + 1} author ids (ints)")
+                   and all(type(a) is int and _INT64_MIN <= a <= _INT64_MAX for a in s)
+                   for s in simp):
+            raise ValueError(f"'{simplices_path}': the keys of order {k} must be "
+                             f"frozensets of {k + 1} author ids (ints of the int64 "
+                             f"range)")
         if not all(type(i) is int for i in simp.values()) or \
                 sorted(simp.values()) != list(range(len(simp))):
             raise ValueError(f"The indices of the {k}-simplices must be "
@@ -56,9 +69,10 @@ def read_citation_raw(simplices_path: str,
         if simp.keys() != coch.keys():
             raise ValueError(f"The simplices and cochains of order {k} are "
                              f"not given on the same simplices")
-        if not all(type(c) in (int, float) and math.isfinite(c) for c in coch.values()):
-            raise ValueError(f"The citation counts of the {k}-simplices must be "
-                             f"finite numbers")
+        if not all(_is_count(c) for c in coch.values()):
+            raise ValueError(f"'{cochains_path}': the citation counts of the "
+                             f"{k}-simplices must be whole numbers from 0 to "
+                             f"{_INT64_MAX}")
     return list(simplices), list(cochains)
 
 
@@ -294,7 +308,10 @@ class CitationComplexDataset(SharedComplexDataset):
                          extra={"author_ids": torch.from_numpy(author_ids)})
 
     def _processed_layout(self) -> Dict[str, Tuple[str, ...]]:
-        return dict(complex=("y", ), extra=("author_ids", ))
+        return dict(complex=("y", ), items=(), extra=("author_ids", ))
+
+    def _processed_complex(self) -> Optional[Tuple[int, torch.dtype]]:
+        return self.order + 1, torch.float32
 
     def _check_processed(self, out: Dict[str, Tensor],
                          complex: SimplicialComplexData) -> None:

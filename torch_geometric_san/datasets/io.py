@@ -12,15 +12,22 @@
 * :func:`load_processed`: reads a processed file with ``weights_only=True`` (no
   code runs) and checks its layout; a damaged file is a :class:`ValueError` that
   names it (:func:`damaged_file`).
+
+Every reader opens only regular files (:func:`_regular_file`): a FIFO or a device
+in place of a file (e.g. a symbolic link to ``/dev/zero``) would block it or never
+end.
 """
 import codecs
 import hashlib
+import math
 import os
 import os.path as osp
 import pickle
 import re
+import stat
 import tempfile
 import uuid
+import zipfile
 from typing import Any, BinaryIO, Callable, Dict, Optional, Sequence, Tuple
 
 import numpy as np
@@ -38,6 +45,29 @@ __all__ = [
 ]
 
 
+#: What a file that is not a regular one is, by the type letter of stat.filemode.
+_FILE_KINDS = {"d": "a directory", "p": "a FIFO", "c": "a character device",
+               "b": "a block device", "s": "a socket"}
+
+
+def _regular_file(path: str) -> str:
+    r"""Returns the resolved :obj:`path` (symbolic links followed) of a regular
+    file, for the reader to open.
+
+    Raises:
+        FileNotFoundError: If there is no file.
+        ValueError: If it is a FIFO, a device, a directory or anything but a
+            regular file, where reading would block or never end.
+    """
+    resolved = os.path.realpath(path)
+    mode = os.stat(resolved).st_mode
+    if not stat.S_ISREG(mode):
+        kind = _FILE_KINDS.get(stat.filemode(mode)[0], "not a regular file")
+        via = f" ('{resolved}')" if resolved != osp.abspath(path) else ""
+        raise ValueError(f"'{path}'{via} is {kind}, not a regular file")
+    return resolved
+
+
 def sha256sum(path: str, chunk_size: int = 1 << 20) -> str:
     """Returns the hexadecimal SHA-256 digest of the file at :obj:`path`.
 
@@ -47,9 +77,12 @@ def sha256sum(path: str, chunk_size: int = 1 << 20) -> str:
 
     Returns:
         str: The digest, 64 lowercase hexadecimal digits.
+
+    Raises:
+        ValueError: If :obj:`path` is not a regular file (e.g. a FIFO).
     """
     digest = hashlib.sha256()
-    with open(path, "rb") as f:
+    with open(_regular_file(path), "rb") as f:
         for chunk in iter(lambda: f.read(chunk_size), b""):
             digest.update(chunk)
     return digest.hexdigest()
@@ -202,6 +235,18 @@ def _read_npy_header(f: BinaryIO) -> Tuple[tuple, bool, np.dtype]:
     raise ValueError(f"Unsupported .npy format version {version}")
 
 
+def _check_data_size(f: BinaryIO, path: str, shape: tuple, dtype: np.dtype) -> None:
+    # The data after the header of a plain .npy file are as many bytes as its header
+    # declares: NumPy allocates the array first (a shape the file cannot hold asked
+    # for terabytes) and leaves bytes beyond it unread.
+    declared = math.prod(shape) * dtype.itemsize
+    left = os.fstat(f.fileno()).st_size - f.tell()
+    if declared != left:
+        raise ValueError(f"'{path}' is not a valid .npy file: its header declares "
+                         f"an array of shape {shape} and dtype {dtype} ({declared} "
+                         f"bytes), the file holds {left} bytes after it")
+
+
 def load_npy(path: str) -> np.ndarray:
     r"""Loads a ``.npy`` file without executing code from it.
 
@@ -219,15 +264,16 @@ def load_npy(path: str) -> np.ndarray:
     Raises:
         pickle.UnpicklingError: If the pickle refers to a global that is not
             on the allow-list.
-        ValueError: If the file is not a valid ``.npy`` file or its payload
-            does not match its header.
+        ValueError: If the file is not a regular file or not a valid ``.npy``
+            file, or its payload does not match its header.
     """
-    with open(path, "rb") as f:
+    with open(_regular_file(path), "rb") as f:
         try:
             shape, fortran_order, dtype = _read_npy_header(f)
         except (ValueError, SyntaxError) as e:  # (NumPy parses the header's dict)
             raise ValueError(f"'{path}' is not a valid .npy file: {e}") from e
         if not dtype.hasobject:
+            _check_data_size(f, path, tuple(shape), dtype)
             f.seek(0)
             return np.load(f, allow_pickle=False)
         try:
@@ -321,10 +367,10 @@ def load_processed(path: str, **required: Sequence[str]) -> Dict[str, Any]:
     :meth:`~torch_geometric_san.datasets.SharedComplexDataset.save_shared`.
 
     The file is read by :func:`torch.load` with :obj:`weights_only=True`, so
-    nothing in it can run code, and its layout is checked: a dict with a
+    nothing in it can run code, and its layout is checked: a dict of a
     :obj:`"complex"` dict, an :obj:`"items"` dict of tensors with one leading
-    size and an :obj:`"extra"` dict, each holding at least the keys
-    :obj:`required` names.
+    size and an :obj:`"extra"` dict, and nothing else, each holding at least
+    the keys :obj:`required` names.
 
     Args:
         path (str): The processed file.
@@ -336,16 +382,24 @@ def load_processed(path: str, **required: Sequence[str]) -> Dict[str, Any]:
         dict: Its content.
 
     Raises:
-        ValueError: If the file is empty, truncated, not a processed file of
-            this package, or holds anything but tensors and plain values (the
-            message names the file and says to pass :obj:`force_reload=True`).
+        ValueError: If the file is not a regular file (e.g. a FIFO), is empty,
+            truncated, not a processed file of this package (e.g. with compressed
+            zip entries, which :func:`torch.save` does not write), or holds
+            anything but tensors and plain values (the message names the file and
+            says to pass :obj:`force_reload=True`).
     """
-    with open(path, "rb") as f:  # a missing or unreadable file fails here
+    try:
+        resolved = _regular_file(path)  # a missing file fails here
+    except ValueError as e:
+        raise damaged_file(path, str(e)) from None
+    with open(resolved, "rb") as f:  # an unreadable one here
+        _check_stored_entries(f, path)
         try:
             out = torch.load(f, weights_only=True)
         except Exception as e:  # torch.load fails in many ways on damaged files
             raise damaged_file(path, _first_line(e)) from None
-    if not isinstance(out, dict) or not isinstance(out.get("complex"), dict) \
+    if not isinstance(out, dict) or out.keys() != {"complex", "items", "extra"} \
+            or not isinstance(out.get("complex"), dict) \
             or not isinstance(out.get("extra"), dict) \
             or not isinstance(out.get("items"), dict) \
             or not all(isinstance(v, torch.Tensor) and v.dim() > 0
@@ -366,6 +420,25 @@ def load_processed(path: str, **required: Sequence[str]) -> Dict[str, Any]:
     return out
 
 
+def _check_stored_entries(f: BinaryIO, path: str) -> None:
+    # torch.save writes the entries of its zip archive uncompressed, and torch.load
+    # inflates compressed ones in full before reading them: an entry compressed, or
+    # entries larger than the file, would take memory far beyond its size.
+    size = os.fstat(f.fileno()).st_size
+    try:
+        entries = zipfile.ZipFile(f).infolist()  # (which leaves f open)
+    except Exception as e:  # as torch.load, zipfile fails in many ways on them
+        raise damaged_file(path, _first_line(e)) from None
+    compressed = [e.filename for e in entries if e.compress_type != zipfile.ZIP_STORED]
+    if compressed:
+        raise damaged_file(path, f"its zip entry '{compressed[0]}' is compressed; "
+                           f"torch.save stores them uncompressed")
+    if sum(e.file_size for e in entries) > size:
+        raise damaged_file(path, f"its zip entries claim more bytes than its "
+                           f"{size} on disk")
+    f.seek(0)
+
+
 def _check_processed_tensor(name: str, value: Any, dtype: torch.dtype,
                            shape: Sequence[Optional[int]],
                            values: Optional[Sequence[int]] = None) -> None:
@@ -378,8 +451,8 @@ def _check_processed_tensor(name: str, value: Any, dtype: torch.dtype,
         value (Any): What the file holds.
         dtype (torch.dtype): Its dtype.
         shape (Sequence[Optional[int]]): Its shape, :obj:`None` for any size.
-        values (Sequence[int], optional): The values it may hold (for integer
-            tensors); floating-point ones must be finite. (default: :obj:`None`)
+        values (Sequence[int], optional): The values it may hold; floating-point
+            ones must be finite. (default: :obj:`None`)
 
     Raises:
         ValueError: If it differs.

@@ -1,15 +1,21 @@
 """The ocean drifters dataset (Madagascar) of Schaub et al. (2020), in the
 protocol of Bodnar et al. (2021) followed by the SAN paper."""
+import os
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
 
 from torch_geometric_san.data import SimplicialComplexData
-from torch_geometric_san.datasets.io import check_sha256, fetch_raw_file
+from torch_geometric_san.datasets.io import (
+    _regular_file,
+    check_sha256,
+    fetch_raw_file,
+)
 from torch_geometric_san.datasets.trajectory import (
     ORIENTATIONS,
     TrajectoryDataset,
+    _int_array,
 )
 from torch_geometric_san.utils.validation import check_int
 
@@ -26,15 +32,84 @@ def _import_h5py():
     return h5py
 
 
-def _read_path(f, ref) -> np.ndarray:
+def _values(f, key, path: str, limit: int) -> np.ndarray:
+    # The values of the dataset f[key] (a name or an object reference), read only
+    # where they fit in the file of limit bytes: h5py fills in a chunked dataset
+    # declared larger, in memory.
+    dataset = f[key]
+    if not isinstance(dataset, _import_h5py().Dataset):
+        raise ValueError(f"'{dataset.name}' in '{path}' is not a dataset")
+    if (dataset.size or 0) * dataset.dtype.itemsize > limit:
+        raise ValueError(f"'{dataset.name}' in '{path}' declares {dataset.size} values "
+                         f"of {dataset.dtype}, more than the file's {limit} bytes hold")
+    return dataset[()]
+
+
+def _vertex_ids(values, what: str, path: str, num_vertices: int) -> np.ndarray:
+    # The 1-based integer vertex ids values of the raw file, 0-based.
+    values = np.asarray(values)
+    if values.dtype.kind not in "iu":
+        raise ValueError(f"{what} in '{path}' must hold integer vertex ids (found "
+                         f"{values.dtype})")
+    if values.size and (values.min() < 1 or values.max() > num_vertices):
+        raise ValueError(f"{what} in '{path}' must hold 1-based vertex ids, 1 to "
+                         f"{num_vertices} (the rows of 'HexcentersXY'), found "
+                         f"{values.min()} to {values.max()}")
+    return values.astype(np.int64) - 1
+
+
+def _simplices(values, key: str, width: int, path: str,
+               num_vertices: int) -> np.ndarray:
+    # The simplices of elist or tlist, one column each, as 0-based rows.
+    values = np.asarray(values)
+    if values.ndim != 2 or values.shape[0] != width:
+        raise ValueError(f"'{key}' in '{path}' must have shape [{width}, *], one "
+                         f"column per simplex (found {list(values.shape)})")
+    return _vertex_ids(values, f"'{key}'", path, num_vertices).T
+
+
+def _positions(xy: np.ndarray, path: str) -> np.ndarray:
+    # HexcentersXY: one (x, y) record per vertex.
+    names = xy.dtype.names or ()
+    if xy.ndim != 1 or len(names) != 2 or \
+            any(xy.dtype[name].kind not in "iuf" for name in names):
+        raise ValueError(f"'HexcentersXY' in '{path}' must be a 1-D compound dataset "
+                         f"of (x, y) numbers (found {xy.dtype} of shape "
+                         f"{list(xy.shape)})")
+    pos = np.stack([xy[name] for name in names], axis=1).astype(np.float64)
+    return _finite_positions(pos, f"'HexcentersXY' in '{path}'")
+
+
+def _finite_positions(pos, what: str) -> np.ndarray:
+    # Vertex positions [N, 2], finite (a NaN gave a label of its own).
+    pos = np.asarray(pos)
+    if pos.ndim != 2 or pos.shape[1] != 2 or pos.dtype.kind not in "iuf":
+        raise ValueError(f"{what} must be vertex positions of shape [N, 2] (found "
+                         f"{pos.dtype} of shape {list(pos.shape)})")
+    if not np.isfinite(pos).all():
+        raise ValueError(f"{what} holds NaN or infinite positions")
+    return pos
+
+
+def _vertex_path(path: Sequence[int], num_vertices: int) -> np.ndarray:
+    # A path of the vertex ids 0..num_vertices - 1 (a negative id indexed the
+    # positions from the end, a larger one failed in NumPy).
+    path = _int_array(path, "path", ndim=1, shape="[L]")
+    outside = path[(path < 0) | (path >= num_vertices)]
+    if len(outside):
+        raise ValueError(f"A path holds the vertex id {outside[0]}, out of range for "
+                         f"{num_vertices} vertices")
+    return path
+
+
+def _read_path(f, ref, path: str, limit: int) -> np.ndarray:
     # JLD2 stores a `Vector{Any}` of integers as an array of references to
     # scalar datasets; a typed vector is a plain integer array.
     h5py = _import_h5py()
-    values = f[ref][()]
-    values = np.atleast_1d(values)
+    values = np.atleast_1d(_values(f, ref, path, limit))
     if values.dtype == h5py.ref_dtype or values.dtype == object:
-        values = np.array([f[r][()] for r in values])
-    return values.astype(np.int64).reshape(-1)
+        values = np.array([_values(f, r, path, limit) for r in values])
+    return values.reshape(-1)
 
 
 def read_drifter_raw(path: str) -> Dict[str, object]:
@@ -51,24 +126,30 @@ def read_drifter_raw(path: str) -> Dict[str, object]:
         (:obj:`[T, 3]`, from ``tlist``), :obj:`pos` (:obj:`[N, 2]`, from
         ``HexcentersXY``) and :obj:`paths` (list of vertex paths, from the
         object references in ``TrajectoriesNodes``).
+
+    Raises:
+        ValueError: If the file is not a regular file, lacks a dataset, or holds
+            one larger than the file, vertex ids that are not integers from 1 to
+            the number of positions, or positions that are not a compound dataset
+            of finite (x, y) numbers; the message names the file.
     """
     h5py = _import_h5py()
-    with h5py.File(path, "r") as f:
+    resolved = _regular_file(path)
+    limit = os.path.getsize(resolved)
+    with h5py.File(resolved, "r") as f:
         missing = [key for key in ("elist", "tlist", "HexcentersXY",
                                    "TrajectoriesNodes") if key not in f]
         if missing:
             raise ValueError(f"'{path}' lacks the datasets {missing}")
-        edges = np.asarray(f["elist"][()], dtype=np.int64).T - 1
-        triangles = np.asarray(f["tlist"][()], dtype=np.int64).T - 1
-        xy = f["HexcentersXY"][()]
-        pos = np.stack([xy[name] for name in xy.dtype.names], axis=1)
-        paths = [_read_path(f, ref) - 1 for ref in f["TrajectoriesNodes"][()]]
-    if edges.ndim != 2 or edges.shape[1] != 2:
-        raise ValueError(f"'elist' in '{path}' must have shape [2, E]")
-    if triangles.ndim != 2 or triangles.shape[1] != 3:
-        raise ValueError(f"'tlist' in '{path}' must have shape [3, T]")
-    return {"edges": edges, "triangles": triangles,
-            "pos": pos.astype(np.float64), "paths": paths}
+        pos = _positions(_values(f, "HexcentersXY", path, limit), path)
+        edges = _simplices(_values(f, "elist", path, limit), "elist", 2, path,
+                           len(pos))
+        triangles = _simplices(_values(f, "tlist", path, limit), "tlist", 3, path,
+                               len(pos))
+        paths = [_vertex_ids(_read_path(f, ref, path, limit), f"Trajectory {i}",
+                             path, len(pos))
+                 for i, ref in enumerate(_values(f, "TrajectoriesNodes", path, limit))]
+    return {"edges": edges, "triangles": triangles, "pos": pos, "paths": paths}
 
 
 def strip_backtracks(path: Sequence[int]) -> List[int]:
@@ -108,8 +189,14 @@ def clockwise_label(path: Sequence[int], pos: np.ndarray) -> int:
         int: The label, 0 (clockwise) or 1 (counter-clockwise).
 
     Raises:
-        ValueError: If the three points are collinear.
+        TypeError: If the path holds ids that are not integers.
+        ValueError: If the path is empty or holds ids out of range, the positions
+            are not finite, or the three points are collinear.
     """
+    pos = _finite_positions(pos, "'pos'")
+    path = _vertex_path(path, len(pos))
+    if not len(path):
+        raise ValueError("An empty path has no first and last vertex")
     centre = np.array([pos[:, 0].mean() - 0.03, pos[:, 1].mean()])
     a = pos[path[0]] - centre
     b = pos[path[-1]] - pos[path[0]]
@@ -139,10 +226,16 @@ def drifter_protocol(
 
     Returns:
         (list, numpy.ndarray): The kept paths and their labels.
+
+    Raises:
+        TypeError: If a path holds ids that are not integers.
+        ValueError: If a path holds ids out of range (also one it drops) or the
+            positions are not finite, or as :func:`clockwise_label`.
     """
+    pos = _finite_positions(pos, "'pos'")
     kept, labels = [], []
     for path in paths:
-        path = strip_backtracks(path)
+        path = strip_backtracks(_vertex_path(path, len(pos)))
         if len(path) < min_length:
             continue
         if path[-1] == path[0]:
@@ -223,6 +316,10 @@ class OceanDriftersDataset(TrajectoryDataset):
     url = ("https://github.com/nglaze00/SCoNe_GCN/raw/master/"
            "ocean_drifters_data/dataBuoys.jld2")
     sha256 = "4b312f54fb451d989629b5330cd4633c61f23dc90ea7e1bff6e6fb00a3ed5caa"
+    # What that file gives, which a processed file is checked against: the simplices
+    # of orders 0, 1, 2 and the trajectories of each split.
+    simplex_counts = (133, 320, 186)
+    split_sizes = {"train": 160, "test": 40}
 
     def __init__(
         self,
@@ -248,6 +345,17 @@ class OceanDriftersDataset(TrajectoryDataset):
     def processed_file_names(self) -> List[str]:
         return [f"ocean_drifters_{self.split}_{self.orientation}_"
                 f"seed{self.seed}.pt"]
+
+    def _num_trajectories(self) -> Optional[int]:
+        return self.split_sizes[self.split]
+
+    def _check_processed(self, out: Dict[str, torch.Tensor],
+                         complex: SimplicialComplexData) -> None:
+        counts = [complex.num_simplices(k) for k in range(3)]
+        if counts != list(self.simplex_counts):
+            raise ValueError(f"its complex has {counts} simplices of orders 0 to 2, "
+                             f"the raw file's {list(self.simplex_counts)}")
+        super()._check_processed(out, complex)
 
     def download(self) -> None:
         fetch_raw_file(self.url, self.raw_dir, self.raw_file_names[0],

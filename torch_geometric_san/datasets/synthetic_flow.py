@@ -230,6 +230,9 @@ class SyntheticFlowDataset(TrajectoryDataset):
         return [f"synthetic_flow_{self.split}_{self.orientation}_points"
                 f"{self.num_points}_n{self.num_items}_seed{self.seed}.pt"]
 
+    def _num_trajectories(self) -> Optional[int]:
+        return self.num_items
+
     def process(self) -> None:
         complex_seed, train_seed, test_seed = np.random.SeedSequence(
             self.seed).spawn(3)

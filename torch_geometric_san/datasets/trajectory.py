@@ -236,13 +236,27 @@ class TrajectoryDataset(SharedComplexDataset):
     def _processed_layout(self) -> Dict[str, Tuple[str, ...]]:
         orientation = ("edge_orientation", )
         per_item = self.orientation == "random_per_trajectory"
-        return dict(items=("x_1", "y", *(orientation if per_item else ())),
+        return dict(complex=("pos", ),
+                    items=("x_1", "y", *(orientation if per_item else ())),
                     extra=() if per_item else orientation)
+
+    def _processed_complex(self) -> Optional[Tuple[int, torch.dtype]]:
+        return 2, torch.float32
+
+    def _num_trajectories(self) -> Optional[int]:
+        r"""The number of trajectories :meth:`process` writes, checked on loading;
+        :obj:`None` where it is not known without processing."""
+        return None
 
     def _check_processed(self, out: Dict[str, Tensor],
                          complex: SimplicialComplexData) -> None:
         items, edges = out["items"], complex.num_simplices(1)
-        count = items["y"].size(0)
+        count, expected = items["y"].size(0), self._num_trajectories()
+        if expected is not None and count != expected:
+            raise ValueError(f"it holds {count} trajectories, the dataset writes "
+                             f"{expected}")
+        _check_processed_tensor("pos", complex.pos, torch.float32,
+                                (complex.num_nodes, 2))
         _check_processed_tensor("x_1", items["x_1"], torch.float32, (count, edges, 1))
         _check_processed_tensor("y", items["y"], torch.long, (count, 1), values=(0, 1))
         per_item = "edge_orientation" in items
