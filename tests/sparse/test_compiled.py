@@ -322,7 +322,7 @@ def fake_build(monkeypatch, tmp_path):
             except OSError:  # no advisory locks at all
                 held = None
         calls.append(dict(held=held, stale_lock=(directory / 'lock').exists()))
-        library = directory / f'{name}.so'
+        library = directory / f'{name}{torch.utils.cpp_extension.LIB_EXT}'
         if not library.exists():
             library.write_bytes(f'library {len(calls)}'.encode())
         return FAKE_KERNELS
@@ -333,7 +333,7 @@ def fake_build(monkeypatch, tmp_path):
     monkeypatch.setenv('TGSAN_COMPILED_KERNELS', '1')
     monkeypatch.setenv('TGSAN_KERNELS_DIR', str(tmp_path))
     directory = compiled._build_directory()
-    directory.mkdir(parents=True)
+    directory.mkdir(mode=0o700, parents=True)
     return directory, calls, fcntl
 
 
@@ -389,7 +389,7 @@ def test_checkouts_of_the_same_kernels_share_one_build(monkeypatch, tmp_path):
     # (another path, the same source) finds the same build rules, not a rebuild.
     monkeypatch.setenv('TGSAN_KERNELS_DIR', str(tmp_path))
     directory = compiled._build_directory()
-    directory.mkdir(parents=True)
+    directory.mkdir(mode=0o700, parents=True)
     copy = compiled._source_copy(directory)
     assert copy.parent == directory and copy.read_bytes() == compiled._SOURCE.read_bytes()
     stamp = copy.stat().st_mtime_ns
@@ -405,7 +405,7 @@ def test_checkouts_of_the_same_kernels_share_one_build(monkeypatch, tmp_path):
 def test_the_source_copy_is_not_written_through_a_link(monkeypatch, tmp_path):
     monkeypatch.setenv('TGSAN_KERNELS_DIR', str(tmp_path))
     directory = compiled._build_directory()
-    directory.mkdir(parents=True)
+    directory.mkdir(mode=0o700, parents=True)
     victim = tmp_path / 'victim'
     victim.write_text('a file of the user')
     (directory / f'grouped.cpp.{os.getpid()}.tmp').symlink_to(victim)
@@ -450,8 +450,11 @@ def test_a_directory_others_could_fill_is_refused(fake_build, monkeypatch, case)
         refused.chmod(0o777 if case.startswith('root') else 0o770)
     (directory / f'{compiled._NAME}.so').write_bytes(b'a library of another user')
     with pytest.warns(RuntimeWarning, match=rf"PermissionError: {re.escape(str(refused))} "
-                      "is not a directory of this user"):
+                      "is not a directory of this user") as caught:
         assert compiled.grouped_kernels() is None
+    # (deleting the build directory, as it said, did not help where the root was refused)
+    message = str(caught[0].message)
+    assert f'chmod go-w {refused}' in message and 'delete' not in message.split(')')[-1]
     assert compiled.status() == 'failed' and not calls
     assert [p.name for p in directory.iterdir()] == [f'{compiled._NAME}.so']
 
@@ -607,3 +610,85 @@ def test_the_kernels_check_the_sizes_they_index_with():
         with pytest.raises(ValueError, match="grouped kernels: "):
             call()
     assert kernels.grouped_spmm(ptr, col, value, x).shape == (6, 1, 4)
+
+
+def test_a_parent_others_could_replace_is_refused(fake_build, monkeypatch, tmp_path):
+    # a group-writable parent (not sticky, as /tmp is) let another user swap the
+    # kernels' directory after the checks
+    directory, calls, _ = fake_build
+    shared = tmp_path / 'team'
+    shared.mkdir(mode=0o700)
+    shared.chmod(0o770)
+    monkeypatch.setenv('TGSAN_KERNELS_DIR', str(shared / 'kernels'))
+    with pytest.warns(RuntimeWarning, match=rf"{re.escape(str(shared))}, a parent of "
+                      ".* others can write to it"):
+        assert compiled.grouped_kernels() is None
+    assert not calls
+    shared.chmod(0o1770)  # sticky: others cannot replace what is the user's
+    monkeypatch.setattr(compiled, '_failed', False)
+    assert compiled.grouped_kernels() is FAKE_KERNELS
+
+
+def test_missing_parents_are_created_private(fake_build, monkeypatch, tmp_path):
+    monkeypatch.setenv('TGSAN_KERNELS_DIR', str(tmp_path / 'a' / 'b' / 'kernels'))
+    old = os.umask(0o002)  # (a group-writable umask made them 775)
+    try:
+        assert compiled.grouped_kernels() is FAKE_KERNELS
+    finally:
+        os.umask(old)
+    for path in (tmp_path / 'a', tmp_path / 'a' / 'b', tmp_path / 'a' / 'b' / 'kernels'):
+        assert stat.S_IMODE(path.stat().st_mode) == 0o700, path
+
+
+def test_the_library_has_the_name_torch_gives_it(fake_build, monkeypatch):
+    # (.pyd on Windows: the record looked for a .so, and every process failed)
+    import torch.utils.cpp_extension
+    directory, calls, _ = fake_build
+    monkeypatch.setattr(torch.utils.cpp_extension, 'LIB_EXT', '.pyd')
+    assert compiled.grouped_kernels() is FAKE_KERNELS
+    assert compiled._recorded(directory) == compiled._fingerprint(
+        directory / f'{compiled._NAME}.pyd')
+
+
+def test_without_locks_a_library_unlike_its_record_is_not_removed(fake_build, monkeypatch):
+    # another process may be linking it: removing it failed both
+    directory, calls, fcntl = fake_build
+    assert compiled.grouped_kernels() is FAKE_KERNELS
+    library = directory / f'{compiled._NAME}.so'
+    library.write_bytes(b'being linked')
+
+    def no_locks(*args):
+        raise OSError(errno.ENOLCK, 'No locks available')
+
+    monkeypatch.setattr(fcntl, 'flock', no_locks)
+    monkeypatch.setattr(compiled, '_module', None)  # a later process
+    with pytest.warns(RuntimeWarning, match="does not match the record of its build, and "
+                      "without file locks"):
+        assert compiled.grouped_kernels() is None
+    assert library.read_bytes() == b'being linked' and len(calls) == 1
+
+
+def test_a_library_linked_anew_by_the_build_is_recorded_anew(fake_build, monkeypatch,
+                                                             capsys):
+    # (e.g. ninja relinks after new build rules: the old record made the next
+    # process remove and link it again, announcing a compilation)
+    import torch.utils.cpp_extension
+    directory, calls, _ = fake_build
+    assert compiled.grouped_kernels() is FAKE_KERNELS
+    build = torch.utils.cpp_extension.load
+
+    def relink(name, sources, build_directory, **kwargs):
+        (Path(build_directory) / f'{name}.so').write_bytes(b'linked anew')
+        return build(name, sources, build_directory, **kwargs)
+
+    monkeypatch.setattr(torch.utils.cpp_extension, 'load', relink)
+    monkeypatch.setattr(compiled, '_module', None)
+    assert compiled.grouped_kernels() is FAKE_KERNELS
+    library = directory / f'{compiled._NAME}.so'
+    assert compiled._recorded(directory) == compiled._fingerprint(library)
+    monkeypatch.setattr(torch.utils.cpp_extension, 'load', build)
+    monkeypatch.setattr(compiled, '_module', None)
+    capsys.readouterr()
+    assert compiled.grouped_kernels() is FAKE_KERNELS
+    assert 'compiling' not in capsys.readouterr().err
+    assert library.read_bytes() == b'linked anew'

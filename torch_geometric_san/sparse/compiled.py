@@ -102,18 +102,31 @@ def _build_directory() -> Path:
 
 def _private_directory(path: Path) -> None:
     # The package loads and runs the library it finds in the build directory: it
-    # creates the directories for the user alone, and refuses one that another user
-    # could have filled, or could still change (e.g. TGSAN_KERNELS_DIR in /tmp, where
-    # anyone can create the build directory first).
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    # creates the directories (and missing parents) for the user alone, and refuses
+    # one that another user could have filled, or could still change (e.g.
+    # TGSAN_KERNELS_DIR in /tmp, where anyone can create the build directory first),
+    # also through a parent (as OpenSSH's StrictModes: each is the user's or root's,
+    # and writable by others only if sticky, as /tmp).
+    for parent in reversed([path, *path.parents]):
+        if not parent.exists():
+            parent.mkdir(mode=0o700)
     if not hasattr(os, "getuid"):  # no POSIX owners and modes (Windows)
         return
     info = path.lstat()
     if (not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid()
             or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)):
         raise PermissionError(f"{path} is not a directory of this user (uid "
-                              f"{os.getuid()}) that no one else can write to, so the "
-                              f"kernels are neither built nor loaded there")
+                              f"{os.getuid()}) that no one else can write to "
+                              f"(`chmod go-w {path}` if only you could have written "
+                              f"there, or delete it)")
+    for parent in path.parents:
+        info = parent.stat()
+        if info.st_uid not in (0, os.getuid()) or (
+                info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+                and not info.st_mode & stat.S_ISVTX):
+            raise PermissionError(f"{parent}, a parent of {path}, is not this user's "
+                                  f"or root's, or others can write to it: they could "
+                                  f"replace the kernels' directory")
 
 
 def _write_atomically(path: Path, data: bytes) -> None:
@@ -138,12 +151,14 @@ def _source_copy(directory: Path) -> Path:
     return copy
 
 
-def _built(directory: Path) -> bool:
-    return any(directory.glob(f"{_NAME}*.so"))
-
-
 def _library(directory: Path) -> Path:
-    return directory / f"{_NAME}.so"
+    # (.so, or .pyd on Windows: the name torch's build gives it)
+    from torch.utils.cpp_extension import LIB_EXT
+    return directory / f"{_NAME}{LIB_EXT}"
+
+
+def _built(directory: Path) -> bool:
+    return _library(directory).exists()
 
 
 def _manifest(directory: Path) -> Path:
@@ -191,7 +206,7 @@ def _check_functions(module: ModuleType) -> None:
 
 
 @contextmanager
-def _build_lock(directory: Path) -> Iterator[None]:
+def _build_lock(directory: Path) -> Iterator[bool]:
     # PyTorch guards a build directory with a lock file that a process removes when
     # it is done; one killed while compiling (e.g. interrupted on its first run)
     # leaves it behind, and every later process then waits for it forever, silently.
@@ -201,7 +216,7 @@ def _build_lock(directory: Path) -> Iterator[None]:
     try:
         import fcntl
     except ImportError:  # no advisory locks (Windows): PyTorch's lock file alone
-        yield
+        yield False
         return
     # Neither truncated nor followed if a link (e.g. to a file of the user's).
     lock = os.open(directory / "build.flock", os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW,
@@ -221,7 +236,7 @@ def _build_lock(directory: Path) -> Iterator[None]:
             locked = False
         if locked:
             (directory / "lock").unlink(missing_ok=True)
-        yield
+        yield locked
 
 
 @torch.compiler.disable
@@ -258,22 +273,30 @@ def grouped_kernels() -> Optional[ModuleType]:
 
 def _build_and_load(directory: Path) -> ModuleType:
     from torch.utils.cpp_extension import load
-    with _build_lock(directory):
-        recorded = _keep_if_recorded(directory)
+    with _build_lock(directory) as locked:
+        if locked:
+            _keep_if_recorded(directory)
+        elif _built(directory) and _recorded(directory) != _fingerprint(
+                _library(directory)):
+            # (without the lock another process may be linking it: removing it
+            # would fail both)
+            raise ImportError(f"{_library(directory)} does not match the record of "
+                              f"its build, and without file locks it cannot be "
+                              f"linked anew safely")
         if not _built(directory):
             print(f"torch_geometric_san: compiling its CPU kernels into {directory} "
                   f"(once, about half a minute)", file=sys.stderr, flush=True)
         module = load(_NAME, sources=[str(_source_copy(directory))],
                       extra_cflags=_FLAGS, build_directory=str(directory), verbose=False)
-        if not recorded:
-            _record(directory)
+        if _recorded(directory) != _fingerprint(_library(directory)):
+            _record(directory)  # built, or linked anew by ninja (e.g. new flags)
     _check_functions(module)
     return module
 
 
 def _warn_unavailable(error: Exception, directory: Optional[Path]) -> None:
-    anew = "" if directory is None else (f"delete {directory} to build them anew, e.g. "
-                                         f"after a damaged build; ")
+    anew = "" if directory is None or isinstance(error, PermissionError) else (
+        f"delete {directory} to build them anew, e.g. after a damaged build; ")
     warnings.warn(f"torch_geometric_san: the compiled CPU kernels could not be "
                   f"built or loaded ({type(error).__name__}: {error}); the grouped "
                   f"products run as PyTorch composites (the directory must be the "
