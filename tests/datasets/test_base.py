@@ -68,3 +68,50 @@ def test_a_processed_file_of_another_number_of_items_is_processed_again(tmp_path
     with pytest.warns(UserWarning, match=f"it holds {count} trajectories, the dataset "
                       f"writes 4.*processing the dataset again"):
         assert len(SyntheticFlowDataset(str(tmp_path), **kwargs)) == 4
+
+
+def clique_complex(dtype=torch.float32):
+    from torch_geometric_san.data import SimplicialComplexData
+    simplices = torch.combinations(torch.arange(6), 3)  # K_6's triangles, a hub
+    return SimplicialComplexData.from_simplices(simplices, close=True, dtype=dtype)
+
+
+@pytest.mark.parametrize('dtype', [torch.float16, torch.bfloat16, torch.float64])
+def test_the_checks_of_a_processed_complex_allow_its_dtypes_rounding(dtype):
+    # (a half-precision complex was refused: the Hodge tolerance was below its rounding)
+    from torch_geometric_san.datasets.base import _check_operators
+    _check_operators(clique_complex(dtype), dtype)
+
+
+def split_entry(data, key='down_index_1'):
+    # The first entry of the operator given twice, with half the weight each.
+    weight = key.replace('index', 'weight')
+    data[key] = torch.cat([data[key][:, :1], data[key]], dim=1)
+    data[weight] = torch.cat([data[weight][:1] / 2, data[weight]])
+    data[weight][1] /= 2
+
+
+@pytest.mark.parametrize('tamper, match', [
+    # an entry in two halves passed (SciPy summed them); the attention counted it twice
+    (split_entry, "'down_index_1' has 136 entries, but the down Laplacian of the "
+                  "boundaries has 135"),
+    (lambda d: (split_entry(d), setattr(d, 'down_index_1', d.down_index_1[:, :-1]),
+                setattr(d, 'down_weight_1', d.down_weight_1[:-1])),
+     "'down_index_1' holds an entry twice"),
+    # a uint8 simplex wrapped around in a batch, a float num_nodes failed inside torch
+    (lambda d: setattr(d, 'simplices_1', d.simplices_1.int()),
+     "'simplices_1' must be torch.int64 .got torch.int32"),
+    (lambda d: setattr(d, 'up_index_1', d.up_index_1.int()),
+     "'up_index_1' must be torch.int64"),
+    (lambda d: setattr(d, 'num_nodes', 6.0), "'num_nodes' must be an int .got 6.0"),
+    # a Laplacian cut short made the check's products quadratic in the file's size
+    (lambda d: (setattr(d, 'down_index_1', d.down_index_1[:, :3]),
+                setattr(d, 'down_weight_1', d.down_weight_1[:3])),
+     "'down_index_1' has 3 entries, but the down Laplacian of the boundaries has"),
+])
+def test_the_checks_of_a_processed_complex_find(tamper, match):
+    from torch_geometric_san.datasets.base import _check_operators
+    data = clique_complex()
+    tamper(data)
+    with pytest.raises(ValueError, match=match):
+        _check_operators(data, torch.float32)

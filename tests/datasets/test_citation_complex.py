@@ -70,14 +70,17 @@ def _write_object_array(path, items):
 
 
 @pytest.mark.parametrize("case,match", [
-    ("lists", "simplices file must hold a 1-D array of dicts"),
-    ("orders", "simplices file has 2 orders but the cochains file has 1"),
-    ("indices", "indices of the 1-simplices must be 0..1"),
-    ("keys", "simplices and cochains of order 1 are not given on the same"),
+    # (each message names the file)
+    ("lists", r"simplices file '.*s.npy' must hold a 1-D array of dicts"),
+    ("orders", r"simplices file '.*s.npy' has 2 orders but the cochains file '.*c.npy' "
+     "has 1"),
+    ("indices", r"'.*s.npy': the indices of the 1-simplices must be 0..1"),
+    ("keys", r"simplices and cochains of order 1 \('.*s.npy', '.*c.npy'\) are not "
+     "given on the same"),
     # (bools and floats passed as ids and indices: True sorts and compares as 1)
     ("bool-ids", r"keys of order 1 must be frozensets of 2 author ids \(ints"),
     ("float-ids", r"keys of order 1 must be frozensets of 2 author ids \(ints"),
-    ("bool-indices", "indices of the 1-simplices must be 0..1"),
+    ("bool-indices", r"'.*s.npy': the indices of the 1-simplices must be 0..1"),
     ("counts", r"'.*c.npy': the citation counts of the 1-simplices must be whole "
      r"numbers from 0 to 9223372036854775807"),
     # each was read: an id beyond int64 failed in NumPy (OverflowError) when the

@@ -93,6 +93,17 @@ def test_a_processed_file_that_is_not_a_regular_file_is_processed_again(
     assert len(dataset) == 2 and os.path.isfile(path) and not os.path.islink(path)
 
 
+def test_a_directory_in_place_of_the_processed_file_is_named(tmp_path):
+    # (the processing ran whole, then os.replace failed with IsADirectoryError)
+    path = small(tmp_path / "root").processed_paths[0]
+    os.remove(path)
+    os.mkdir(path)
+    with pytest.warns(UserWarning, match="is a directory"), \
+            pytest.raises(ValueError, match=rf"'{re.escape(path)}' is a directory, which "
+                          "a dataset does not replace with its processed file: remove it"):
+        small(tmp_path / "root")
+
+
 def rewrite_zip(path, compress_type=zipfile.ZIP_STORED):
     # The entries of the zip archive path, written again with compress_type.
     with zipfile.ZipFile(path) as source:

@@ -14,6 +14,7 @@ from torch_geometric.data import InMemoryDataset
 from torch_geometric.data.dataset import IndexType, files_exist
 
 from torch_geometric_san.data import SimplicialComplexData, algebra
+from torch_geometric_san.data.simplicial_complex_data import _OPERATOR_INDEX
 from torch_geometric_san.datasets.io import (_check_processed_tensor,
                                               atomic_torch_save, damaged_file,
                                               load_processed)
@@ -55,31 +56,48 @@ def _check_operators(complex: SimplicialComplexData,
                                 values=(-1, 1) if boundary else None)
         if spectrum and bool((complex[key] < 0).any()):
             raise ValueError(f"'{key}' holds a negative eigenvalue")
-    _check_laplacians(complex)
+    # (as the constructors write them: a uint8 simplex wrapped around in a batch, a
+    # float num_nodes failed inside torch)
+    num_nodes = complex._store.get('num_nodes')
+    if type(num_nodes) is not int:
+        raise ValueError(f"'num_nodes' must be an int (got {num_nodes!r})")
+    for key in complex.keys():
+        if (key.startswith('simplices_') or _OPERATOR_INDEX.fullmatch(key)) and \
+                complex[key].dtype != torch.long:
+            raise ValueError(f"'{key}' must be torch.int64 (got {complex[key].dtype})")
+    _check_laplacians(complex, torch.finfo(dtype).eps)
 
 
 #: How far a stored eigenvalue may lie outside the bounds of its Laplacian's entries
 #: (relative, well above the tolerance EIGEN_TOL of the constructors' eigensolvers),
 #: and a normalised Laplacian's weights from those recomputed (absolute: they are at
-#: most 1, rounded to the complex's dtype).
+#: most 1), at least; both are widened to a few roundings of a half-precision dtype.
 _EIGENVALUE_SLACK, _HODGE_TOL = 1e-4, 1e-5
 
 
-def _check_laplacians(complex: SimplicialComplexData) -> None:
+def _check_laplacians(complex: SimplicialComplexData, eps: float) -> None:
     # The boundaries and Laplacians of a complex with finite operator values, as the
     # constructors compute them: B_k with the faces of simplices_k as its entries, a
     # chain complex (B_1's columns sum to zero, B_k B_{k+1} = 0), L_k^(d) = B_k^T B_k,
     # L_k^(u) = B_{k+1} B_{k+1}^T, the normalised (L_k^(d) + L_k^(u)) / lambda with
     # lambda the larger of spectrum_k, and spectrum_k within the bounds of the
     # Laplacians' entries on their largest eigenvalues (at least the largest diagonal
-    # entry, at most the largest absolute row sum). Each product has the entries of a
-    # stored Laplacian: the check is linear in the size of the file.
+    # entry, at most the largest absolute row sum). A product is formed only where
+    # the stored Laplacian has as many entries as it will (two simplices share at
+    # most one face and one coface, so none cancel): the check is linear in the size
+    # of the file (a Laplacian cut short made it quadratic).
     order = complex.order
     sizes = [complex.num_simplices(k) for k in range(order + 1)] + [0]
+    slack, hodge_tol = max(_EIGENVALUE_SLACK, 4 * eps), max(_HODGE_TOL, 4 * eps)
+    exact = 0.0 if eps < 2 ** -20 else 4 * eps  # (integers, rounded in half precision)
 
     def stored(name: str, k: int, columns: int) -> sp.csr_array:
-        # Rows: row 1 of the index (a Laplacian's target, a boundary's simplex).
+        # Rows: row 1 of the index (a Laplacian's target, a boundary's simplex), each
+        # entry once (SciPy sums duplicates: an entry split in two passed).
         index = complex[f'{name}_index_{k}'].numpy()
+        key = index[1] * max(columns, 1) + index[0]
+        if key.size and not bool((np.diff(key) > 0).all()):
+            raise ValueError(f"'{name}_index_{k}' holds an entry twice, or out of order")
         weight = complex[f'{name}_weight_{k}'].double().numpy()
         return sp.csr_array((weight, (index[1], index[0])), shape=(sizes[k], columns))
 
@@ -105,32 +123,46 @@ def _check_laplacians(complex: SimplicialComplexData) -> None:
     for k in range(order + 1):
         if f'hodge_index_{k}' not in complex:  # (a complex without its Laplacians)
             continue
+        # entries: each simplex with a face (coface) once, and each ordered pair of
+        # simplices sharing one
+        faces = np.bincount(transposed[k].indices, minlength=transposed[k].shape[1])
+        cofaces = np.diff(transposed[k + 1].tocsc().indptr)
+        entries = {'down': int((np.diff(transposed[k].indptr) > 0).sum()
+                               + (faces * (faces - 1)).sum()),
+                   'up': int((cofaces > 0).sum() + (k + 2) * (k + 1) * sizes[k + 1])}
+        for name, count in entries.items():
+            stored_count = complex[f'{name}_index_{k}'].size(1) \
+                if f'{name}_index_{k}' in complex else 0
+            if stored_count != count:
+                raise ValueError(f"'{name}_index_{k}' has {stored_count} entries, but "
+                                 f"the {name} Laplacian of the boundaries has {count}")
         laplacians = {'down': transposed[k] @ transposed[k].T,
                       'up': transposed[k + 1].T @ transposed[k + 1]}
         spectrum = complex[f'spectrum_{k}'][0].double().tolist()
         for (name, laplacian), eigenvalue in zip(laplacians.items(), spectrum):
             if f'{name}_index_{k}' in complex and \
-                    _differs(stored(name, k, sizes[k]), laplacian):
+                    _differs(stored(name, k, sizes[k]), laplacian, exact):
                 raise ValueError(f"'{name}_weight_{k}' is not the {name} Laplacian of "
                                  f"the boundaries")
             low = laplacian.diagonal().max(initial=0.0)
             high = abs(laplacian).sum(axis=1).max(initial=0.0)
-            if not low * (1 - _EIGENVALUE_SLACK) <= eigenvalue <= \
-                    high * (1 + _EIGENVALUE_SLACK):
+            if not low * (1 - slack) <= eigenvalue <= high * (1 + slack):
                 raise ValueError(f"'spectrum_{k}' gives {eigenvalue:g} as the largest "
                                  f"eigenvalue of the {name} Laplacian, which its "
                                  f"entries bound to [{low:g}, {high:g}]")
         scale = max(spectrum)
         hodge = (laplacians['down'] + laplacians['up']) / (scale if scale > 0 else 1.0)
-        if _differs(stored('hodge', k, sizes[k]), hodge, _HODGE_TOL):
+        if _differs(stored('hodge', k, sizes[k]), hodge, hodge_tol):
             raise ValueError(f"'hodge_weight_{k}' is not the normalised Hodge Laplacian "
                              f"of the boundaries and 'spectrum_{k}'")
 
 
 def _differs(a: sp.sparray, b: sp.sparray, tol: float = 0.0) -> bool:
-    # Whether two sparse matrices of one shape differ by more than tol in an entry.
+    # Whether two sparse matrices of one shape differ by more than tol (relative to
+    # the largest entry, at least 1) in an entry.
     difference = (a - b).data
-    return bool(difference.size) and float(np.abs(difference).max()) > tol
+    scale = max(1.0, float(abs(b).max())) if b.nnz else 1.0
+    return bool(difference.size) and float(np.abs(difference).max()) > tol * scale
 
 
 class SharedComplexDataset(InMemoryDataset):

@@ -46,13 +46,15 @@ def read_citation_raw(simplices_path: str,
         (list, list): The simplex dicts and the cochain dicts.
     """
     simplices, cochains = load_npy(simplices_path), load_npy(cochains_path)
-    for name, value in (("simplices", simplices), ("cochains", cochains)):
+    for name, value, path in (("simplices", simplices, simplices_path),
+                              ("cochains", cochains, cochains_path)):
         if value.ndim != 1 or not all(isinstance(d, dict) for d in value):
-            raise ValueError(f"The {name} file must hold a 1-D array of "
-                             f"dicts, one per order")
+            raise ValueError(f"The {name} file '{path}' must hold a 1-D array "
+                             f"of dicts, one per order")
     if len(simplices) != len(cochains):
-        raise ValueError(f"The simplices file has {len(simplices)} orders "
-                         f"but the cochains file has {len(cochains)}")
+        raise ValueError(f"The simplices file '{simplices_path}' has "
+                         f"{len(simplices)} orders but the cochains file "
+                         f"'{cochains_path}' has {len(cochains)}")
     for k, (simp, coch) in enumerate(zip(simplices, cochains)):
         # (Python ints, not bools, which sort and compare as 0 and 1, of the range
         # of the int64 array that holds them)
@@ -64,11 +66,12 @@ def read_citation_raw(simplices_path: str,
                              f"range)")
         if not all(type(i) is int for i in simp.values()) or \
                 sorted(simp.values()) != list(range(len(simp))):
-            raise ValueError(f"The indices of the {k}-simplices must be "
-                             f"0..{len(simp) - 1}")
+            raise ValueError(f"'{simplices_path}': the indices of the "
+                             f"{k}-simplices must be 0..{len(simp) - 1}")
         if simp.keys() != coch.keys():
-            raise ValueError(f"The simplices and cochains of order {k} are "
-                             f"not given on the same simplices")
+            raise ValueError(f"The simplices and cochains of order {k} "
+                             f"('{simplices_path}', '{cochains_path}') are not "
+                             f"given on the same simplices")
         if not all(_is_count(c) for c in coch.values()):
             raise ValueError(f"'{cochains_path}': the citation counts of the "
                              f"{k}-simplices must be whole numbers from 0 to "

@@ -342,7 +342,14 @@ def atomic_torch_save(obj: Any, path: str) -> None:
     Args:
         obj (Any): What to save.
         path (str): The target file; its directory is created if needed.
+
+    Raises:
+        ValueError: If :obj:`path` is a directory.
     """
+    if osp.isdir(path) and not osp.islink(path):  # (os.replace failed on it; a link
+        # to a directory is replaced)
+        raise ValueError(f"'{path}' is a directory, which a dataset does not replace "
+                         f"with its processed file: remove it")
     folder = osp.dirname(osp.abspath(path))
     os.makedirs(folder, exist_ok=True)
     # Created as open() creates files, with the permissions the umask leaves
