@@ -51,11 +51,17 @@ test: install
 		"without=$(REPORTS)/without.xml" --docs $$docs || status=1; \
 	exit $$status
 
+# pytest-xdist: TEST_WORKERS processes (one per core of a 2-core machine), each test
+# file in one of them, with one torch thread each (two threads per process stall on a
+# core the other process holds).
+TEST_WORKERS ?= 2
+XDIST := -n $(TEST_WORKERS) --dist loadfile
+
 test-with:
-	$(PY) -m pytest -q $(PYTEST_ARGS)
+	OMP_NUM_THREADS=1 $(PY) -m pytest -q $(XDIST) $(PYTEST_ARGS)
 
 test-without:
-	TGSAN_WITHOUT_EXTENSIONS=1 TGSAN_COMPILED_KERNELS=0 $(PY) -m pytest -q -m extensions $(PYTEST_ARGS)
+	OMP_NUM_THREADS=1 TGSAN_WITHOUT_EXTENSIONS=1 TGSAN_COMPILED_KERNELS=0 $(PY) -m pytest -q -m extensions $(XDIST) $(PYTEST_ARGS)
 
 # The documentation (Sphinx), HTML in docs/_build/html; -E re-reads every page, so that
 # every warning shows (and fails the build) on every run.
