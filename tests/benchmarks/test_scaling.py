@@ -137,8 +137,12 @@ def test_cuda_runs_every_method_of_a_size_in_one_process(scaling, tmp_path, monk
 def test_a_missing_plot_or_results_directory_is_refused_before_measuring(tmp_path):
     # (the plot was saved after all the measurements, and its error lost them)
     for option in ('--plot', '--results'):
+        # (with the other of them in tmp_path: a run that went on wrote no page of
+        # the checkout)
+        other = '--results' if option == '--plot' else '--plot'
         command = [sys.executable, str(REPO / 'benchmarks' / 'scaling.py'), '--sizes',
-                   '100', option, str(tmp_path / 'missing' / 'out')]
+                   '100', option, str(tmp_path / 'missing' / 'out'), other,
+                   str(tmp_path / 'other')]
         run = subprocess.run(command, capture_output=True, text=True, timeout=120)
         assert run.returncode == 2
         assert f"{option} {tmp_path / 'missing' / 'out'}: its directory does not " \

@@ -51,7 +51,8 @@ def test_pipeline(tu_classification, tiny_tu_dataset, tmp_path):
         '--output', str(tmp_path / 'out'), '--no-results'])
     assert report['runs'] == runs and report['lift_time'] == out['lift_time']
     with pytest.raises(ValueError, match='no runs saved'):
-        tu_classification.main(['--report-only', '--output', str(tmp_path / 'empty')])
+        tu_classification.main(['--report-only', '--output', str(tmp_path / 'empty'),
+                                '--no-results'])
     # a report of other splits printed an empty table as "Reported 8 runs"
     with pytest.raises(ValueError, match=r"holds no runs of TINY on the seeded splits "
                        r"\(it holds \[\('TINY', 'topobench'\)\]\)"):

@@ -692,3 +692,24 @@ def test_a_library_linked_anew_by_the_build_is_recorded_anew(fake_build, monkeyp
     assert compiled.grouped_kernels() is FAKE_KERNELS
     assert 'compiling' not in capsys.readouterr().err
     assert library.read_bytes() == b'linked anew'
+
+
+def test_a_directory_made_meanwhile_by_another_process_is_used(fake_build, monkeypatch,
+                                                               tmp_path):
+    # two processes (test workers, DDP ranks) making a fresh cache at once: the
+    # second's mkdir failed, and it fell back to the composites for good
+    root = tmp_path / 'fresh'
+    monkeypatch.setenv('TGSAN_KERNELS_DIR', str(root))
+    exists = Path.exists
+
+    def made_meanwhile(path):  # seen missing, then made by the other process
+        if not exists(path):
+            path.mkdir(mode=0o700)
+            return False
+        return True
+
+    monkeypatch.setattr(Path, 'exists', made_meanwhile)
+    directory = compiled._build_directory()
+    compiled._private_directory(directory)
+    monkeypatch.setattr(Path, 'exists', exists)
+    assert directory.is_dir()

@@ -108,8 +108,9 @@ def _private_directory(path: Path) -> None:
     # also through a parent (as OpenSSH's StrictModes: each is the user's or root's,
     # and writable by others only if sticky, as /tmp).
     for parent in reversed([path, *path.parents]):
-        if not parent.exists():
-            parent.mkdir(mode=0o700)
+        if not parent.exists():  # (another process may make it meanwhile: the
+            # checks below refuse one that is not the user's alone)
+            parent.mkdir(mode=0o700, exist_ok=True)
     if not hasattr(os, "getuid"):  # no POSIX owners and modes (Windows)
         return
     info = path.lstat()
