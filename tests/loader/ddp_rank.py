@@ -46,13 +46,15 @@ def loss(model, batch) -> torch.Tensor:
     return (out.view(-1) - batch.y[:batch.batch_size]).pow(2).mean()
 
 
-def run(rank: int, world: int, port: int, path: str, out: str) -> None:
+def run(rank: int, world: int, path: str, out: str) -> None:
     """Trains one epoch of SGD steps with DDP on this rank's share of the seeds and
-    saves the rank's batches' seeds and the final parameters to ``out/<rank>.pt``."""
-    os.environ.update(MASTER_ADDR='127.0.0.1', MASTER_PORT=str(port),
-                      GLOO_SOCKET_IFNAME='lo')
+    saves the rank's batches' seeds and the final parameters to ``out/<rank>.pt``.
+    The ranks meet through a file store in ``out`` (a port picked in advance could
+    be taken, before the ranks bind it, by another process of a parallel test run)."""
+    os.environ.update(GLOO_SOCKET_IFNAME='lo')
     torch.set_num_threads(1)
-    dist.init_process_group('gloo', rank=rank, world_size=world)
+    dist.init_process_group('gloo', init_method=f"file://{os.path.join(out, 'store')}",
+                            rank=rank, world_size=world)
     try:
         data, seeds = torch.load(path)
         model = DistributedDataParallel(make_model())

@@ -1,7 +1,6 @@
 """SimplicialNeighborLoader under DistributedDataParallel: two gloo processes on the
 loopback interface, each sampling its own share of the seeds, train exactly as one
 process that averages the two ranks' losses step by step."""
-import socket
 import sys
 import time
 from pathlib import Path
@@ -19,19 +18,13 @@ WORLD = 2
 TIMEOUT = 300  # seconds for both ranks (they take a few)
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(('127.0.0.1', 0))
-        return s.getsockname()[1]
-
-
 def test_ddp_training_equals_one_process(tmp_path):
     data = delaunay(60, seed=4)
     data.y = torch.randn(data.num_simplices(1), dtype=torch.float64,
                          generator=torch.Generator().manual_seed(5))
     seeds = torch.arange(0, data.num_simplices(1), 2)[:WORLD * ddp_rank.BATCH * 3]
     torch.save((data, seeds), tmp_path / 'data.pt')
-    spawned = mp.spawn(ddp_rank.run, args=(WORLD, free_port(), str(tmp_path / 'data.pt'),
+    spawned = mp.spawn(ddp_rank.run, args=(WORLD, str(tmp_path / 'data.pt'),
                                            str(tmp_path)), nprocs=WORLD, join=False)
     deadline = time.monotonic() + TIMEOUT
     while not spawned.join(timeout=1):  # raises if a rank failed
