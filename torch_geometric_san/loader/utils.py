@@ -14,8 +14,8 @@ from torch_geometric_san.data.attributes import (GRAPH_EDGES, _select_attr_rows,
                                                  simplex_attr_orders)
 from torch_geometric_san.utils.validation import (check_edge_index,
                                                   check_float_dtype, check_int,
-                                                  check_simplex_ids, is_integer_tensor,
-                                                  range_problem)
+                                                  check_simplex_ids, is_index_tensor,
+                                                  is_integer_tensor, range_problem)
 
 __all__ = ["SimplicialAdjacency", "simplicial_subcomplex", "edge_rows"]
 
@@ -355,8 +355,7 @@ def _check_graph_rows(data: SimplicialComplexData, graph_rows: Any) -> None:
     # graph_rows of the graph of data, by their types and sizes (rows of another
     # graph gave a wrong subgraph, silently).
     if not (isinstance(graph_rows, tuple) and len(graph_rows) == 3
-            and all(isinstance(t, Tensor) and t.dim() == 1 and
-                    t.dtype in (torch.long, torch.int32) for t in graph_rows)):
+            and all(is_index_tensor(t) and t.dim() == 1 for t in graph_rows)):
         raise TypeError("graph_rows must be the three integer tensors edge_rows() gives "
                         "(torch.long, or torch.int32)")
     graph = data.edge_index

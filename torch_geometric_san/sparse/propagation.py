@@ -91,8 +91,7 @@ class _Layout:
         if self.mode == 'block':
             op, value = op.expand(value.size(1)), value.t().reshape(-1)
         if value is None:  # (the fixed values in the signals' dtype, as matmul takes them)
-            value = op._fixed('products with value None')
-            value = value if value.dtype == self.dtype else value.to(self.dtype)
+            value = op._fixed('products with value None').to(self.dtype)
         t_value = op.transpose_values(value)
         return lambda y, hops=1: op.matmul(y, value, hops, t_value)
 

@@ -66,7 +66,8 @@ def _color(value: Any, name: str) -> Tuple[float, ...]:
                          f"{value!r}") from error
 
 
-def _positions(data: Any, pos: Optional[ArrayLike]) -> np.ndarray:
+def _positions(data: Any, pos: Optional[ArrayLike], edges: np.ndarray,
+               triangles: np.ndarray) -> np.ndarray:
     # [N_0, 2] finite positions, one per vertex of the complex.
     if pos is None:
         pos = getattr(data, "pos", None)
@@ -82,7 +83,7 @@ def _positions(data: Any, pos: Optional[ArrayLike]) -> np.ndarray:
         # (isolated vertices were dropped, or extra points drawn)
         raise ValueError(f"'pos' has {len(pos)} rows but the complex has "
                          f"{num_nodes} vertices")
-    used = max(_simplices(data, 1).max(initial=-1), _simplices(data, 2).max(initial=-1))
+    used = max(edges.max(initial=-1), triangles.max(initial=-1))
     if used >= len(pos):
         raise ValueError(f"'pos' has {len(pos)} rows but the complex has "
                          f"vertex ids up to {used}")
@@ -220,8 +221,8 @@ def plot_complex(
     colors = {name: _color(value, name) for name, value in (
         ("triangle_color", triangle_color), ("edge_color", edge_color),
         ("attention_color", attention_color))}
-    pos = _positions(data, pos)
     edges, triangles = _simplices(data, 1), _simplices(data, 2)
+    pos = _positions(data, pos, edges, triangles)
     signal = None if edge_signal is None else _edge_signal(edge_signal, len(edges))
     pairs = None if attention is None else _attention_pairs(
         data, attention, attention_order, len(pos), attention_top_k)
