@@ -153,6 +153,23 @@ def first_set(value):
     return lambda tensor: torch.cat([tensor.new_tensor([value]), tensor[1:]])
 
 
+def flipped(k, simplex=0):
+    r"""What flips the orientation of :obj:`simplex` of order :obj:`k` in the
+    boundaries and Laplacians of a processed complex, consistently: another valid
+    complex, with the signs of the stored flows no longer its own."""
+    def change(out):
+        complex = dict(out["complex"])
+        for name, order, rows in [("boundary", k, (1, )), ("boundary", k + 1, (0, ))] + [
+                (name, k, (0, 1)) for name in ("up", "down", "hodge")]:
+            if f"{name}_index_{order}" in complex:
+                index = complex[f"{name}_index_{order}"]
+                hits = sum((index[row] == simplex).long() for row in rows)
+                complex[f"{name}_weight_{order}"] = complex[f"{name}_weight_{order}"] * (
+                    1 - 2 * (hits % 2)).float()
+        return dict(out, complex=complex)
+    return change
+
+
 @pytest.mark.parametrize("change, reason", [
     # each loaded without a warning and failed later (a bare StopIteration on len(),
     # a KeyError on y) or gave a complex of junk
@@ -211,6 +228,13 @@ def first_set(value):
      r"'boundary_weight_1' and 'boundary_weight_2' do not make a chain complex"),
     (changed("complex", "simplices_2", lambda t: t[[1, 0, *range(2, len(t))]]),
      r"'boundary_index_2' does not hold the faces of 'simplices_2'"),
+    # another orientation of a simplex, consistent in every operator (session 28):
+    # loaded without a warning, with the flows' signs on that edge reversed
+    (flipped(1), r"'boundary_weight_1' orients a 1-simplex otherwise than the dataset "
+     r"writes it"),
+    (flipped(1, simplex=5), r"'boundary_weight_1' orients a 1-simplex otherwise"),
+    (flipped(2), r"'boundary_weight_2' orients a 2-simplex otherwise than the dataset "
+     r"writes it"),
     # (a complex of another order, or without some of its operators)
     (lambda out: dict(out, complex={key: value for key, value in out["complex"].items()
                                     if not key.startswith("up_")}),
@@ -236,6 +260,26 @@ def test_a_processed_file_of_another_content_is_processed_again(tmp_path, change
                       r"processing the dataset again"):
         again = small(tmp_path)
     assert len(again) == 2 and torch.equal(again.y, first.y)
+
+
+@pytest.mark.parametrize("orientation", ["default", "random", "random_per_trajectory"])
+def test_each_orientation_loads_from_its_processed_file(tmp_path, orientation):
+    # (the boundaries' signs are checked against the split's edge_orientation)
+    first = small(tmp_path, orientation=orientation)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        again = small(tmp_path, orientation=orientation)
+    assert torch.equal(again.edge_orientation, first.edge_orientation)
+    assert torch.equal(again.complex.boundary_weight_1, first.complex.boundary_weight_1)
+
+
+def test_a_split_orientation_that_its_complex_does_not_have_is_refused(tmp_path):
+    path = small(tmp_path, orientation="random").processed_paths[0]
+    torch.save(changed("extra", "edge_orientation", lambda t: -t)(
+        torch.load(path, weights_only=True)), path)
+    with pytest.warns(UserWarning, match="'boundary_weight_1' orients a 1-simplex "
+                      "otherwise than the dataset writes it"):
+        small(tmp_path, orientation="random")
 
 
 def test_load_processed_leaves_other_errors_alone(tmp_path):

@@ -37,12 +37,13 @@ def _computed_keys(order: int) -> Tuple[str, ...]:
     return tuple(keys)
 
 
-def _check_operators(complex: SimplicialComplexData,
-                     dtype: Optional[torch.dtype]) -> None:
+def _check_operators(complex: SimplicialComplexData, dtype: Optional[torch.dtype],
+                     edge_signs: Optional[np.ndarray] = None) -> None:
     # The operator weights and spectra of a valid complex (one weight per entry of
     # its index, validate() checks that): dense, of the floating dtype of the complex
     # (of spectrum_0 where the dtype is not given), finite, the boundaries' +-1 and
-    # the largest eigenvalues >= 0.
+    # the largest eigenvalues >= 0; the boundaries' signs where edge_signs is given
+    # (_check_laplacians).
     dtype = dtype or complex.spectrum_0.dtype
     if not dtype.is_floating_point:
         raise ValueError(f"'spectrum_0' must be a floating tensor (got {dtype})")
@@ -65,7 +66,7 @@ def _check_operators(complex: SimplicialComplexData,
         if (key.startswith('simplices_') or _OPERATOR_INDEX.fullmatch(key)) and \
                 complex[key].dtype != torch.long:
             raise ValueError(f"'{key}' must be torch.int64 (got {complex[key].dtype})")
-    _check_laplacians(complex, torch.finfo(dtype).eps)
+    _check_laplacians(complex, torch.finfo(dtype).eps, edge_signs)
 
 
 #: How far a stored eigenvalue may lie outside the bounds of its Laplacian's entries
@@ -75,10 +76,13 @@ def _check_operators(complex: SimplicialComplexData,
 _EIGENVALUE_SLACK, _HODGE_TOL = 1e-4, 1e-5
 
 
-def _check_laplacians(complex: SimplicialComplexData, eps: float) -> None:
+def _check_laplacians(complex: SimplicialComplexData, eps: float,
+                      edge_signs: Optional[np.ndarray] = None) -> None:
     # The boundaries and Laplacians of a complex with finite operator values, as the
-    # constructors compute them: B_k with the faces of simplices_k as its entries, a
-    # chain complex (B_1's columns sum to zero, B_k B_{k+1} = 0), L_k^(d) = B_k^T B_k,
+    # constructors compute them: B_k with the faces of simplices_k as its entries
+    # (and, where edge_signs is given, with the constructors' signs, each simplex
+    # oriented by its ascending vertices, except the edges, flipped by edge_signs:
+    # B_1 S and S B_2 with S = diag(edge_signs)), a chain complex (B_1's columns sum to zero, B_k B_{k+1} = 0), L_k^(d) = B_k^T B_k,
     # L_k^(u) = B_{k+1} B_{k+1}^T, the normalised (L_k^(d) + L_k^(u)) / lambda with
     # lambda the larger of spectrum_k, and spectrum_k within the bounds of the
     # Laplacians' entries on their largest eigenvalues (at least the largest diagonal
@@ -105,11 +109,11 @@ def _check_laplacians(complex: SimplicialComplexData, eps: float) -> None:
     transposed = [sp.csr_array((sizes[0], 0))] + [
         stored('boundary', k, sizes[k - 1]) for k in range(1, order + 1)
     ] + [sp.csr_array((0, sizes[order]))]
-    faces = np.arange(sizes[0])[:, None]
+    faces, expected = np.arange(sizes[0])[:, None], [None]
     for k in range(1, order + 1):
         simplices = complex[f'simplices_{k}'].numpy()
-        expected = algebra.boundary_matrix(simplices, faces).T
-        if _differs(abs(transposed[k]), abs(expected)):
+        expected.append(algebra.boundary_matrix(simplices, faces).T)
+        if _differs(abs(transposed[k]), abs(expected[k])):
             raise ValueError(f"'boundary_index_{k}' does not hold the faces of "
                              f"'simplices_{k}'")
         faces = simplices
@@ -120,6 +124,16 @@ def _check_laplacians(complex: SimplicialComplexData, eps: float) -> None:
         if (transposed[k + 1] @ transposed[k]).count_nonzero():
             raise ValueError(f"'boundary_weight_{k}' and 'boundary_weight_{k + 1}' do "
                              f"not make a chain complex (B_{k} B_{k + 1} is not zero)")
+    if edge_signs is not None and order:  # B_1 S and S B_2, transposed
+        flip = sp.diags_array(np.broadcast_to(np.asarray(edge_signs, dtype=np.float64),
+                                              (sizes[1], )))
+        expected[1] = flip @ expected[1]
+        if order > 1:
+            expected[2] = expected[2] @ flip
+        for k in range(1, order + 1):
+            if _differs(transposed[k], expected[k]):
+                raise ValueError(f"'boundary_weight_{k}' orients a {k}-simplex "
+                                 f"otherwise than the dataset writes it")
     for k in range(order + 1):
         if f'hodge_index_{k}' not in complex:  # (a complex without its Laplacians)
             continue
@@ -191,7 +205,8 @@ class SharedComplexDataset(InMemoryDataset):
     layout, without what :meth:`process` writes or with keys it does not write,
     with a complex or items that are not valid, with tensors of other layouts,
     dtypes or shapes than it writes, or with values it cannot write: NaN or
-    infinite, operators that are not those of the complex's simplices, another
+    infinite, operators that are not those of the complex's simplices or that
+    orient a simplex otherwise than :meth:`process` does, another
     number of items where the dataset knows it) is named in a warning and
     processed again.
 
@@ -247,6 +262,15 @@ class SharedComplexDataset(InMemoryDataset):
         :obj:`complex` built) against what :meth:`process` writes, raising a
         :class:`ValueError` that names the first that differs."""
 
+    def _edge_signs(self, out: Dict[str, Any]) -> Union[int, np.ndarray]:
+        r"""The orientation of the edges of the processed complex :obj:`out`
+        relative to the constructors' (each simplex oriented by its ascending
+        vertices), :math:`\pm 1` per edge or :obj:`1` for all, against which the
+        signs of its boundaries are checked on loading where
+        :meth:`_processed_complex` is known (every other simplex as the
+        constructors orient it)."""
+        return 1
+
     def _load_processed(self) -> Tuple[Dict[str, Any], SimplicialComplexData]:
         # The processed file, checked: its parts hold what process() writes, and its
         # complex is a valid one as the constructors build it (spectrum_0), with the
@@ -280,7 +304,8 @@ class SharedComplexDataset(InMemoryDataset):
             # (the dataset's own checks first: they bound num_nodes, e.g. by pos, where
             # the operators' are of its size)
             self._check_processed(out, complex)
-            _check_operators(complex, built[1] if built else None)
+            _check_operators(complex, *((built[1], self._edge_signs(out)) if built
+                                        else (None, )))
         except ValueError as error:
             raise damaged_file(path, str(error)) from None
         return out, complex

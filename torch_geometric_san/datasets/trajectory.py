@@ -1,6 +1,6 @@
 """The trajectory datasets' common part: edge flows of vertex paths, random
 re-orientations and :class:`TrajectoryDataset`."""
-from typing import Dict, Optional, Sequence, Tuple
+from typing import Dict, Optional, Sequence, Tuple, Union
 
 import copy
 
@@ -263,6 +263,13 @@ class TrajectoryDataset(SharedComplexDataset):
         _check_processed_tensor(
             "edge_orientation", (items if per_item else out["extra"])["edge_orientation"],
             torch.long, (count, edges) if per_item else (edges, ), values=(-1, 1))
+
+    def _edge_signs(self, out: Dict[str, Dict[str, Tensor]]) -> Union[int, np.ndarray]:
+        # The shared complex in the split's orientation ("random"), or the default
+        # one (the items' own orientations are applied on access).
+        if "edge_orientation" in out["items"]:
+            return 1
+        return out["extra"]["edge_orientation"].numpy()
 
     def get(self, idx: int) -> SimplicialComplexData:
         data = super().get(idx)
