@@ -1,5 +1,6 @@
 import pickle
 
+import numpy as np
 import pytest
 import torch
 
@@ -520,6 +521,24 @@ def test_special_cases_refuse_what_they_fix(cls, kwargs, match):
         cls(3, 4, **kwargs)
 
 
+def test_repr_names_the_settings_that_differ_from_their_defaults():
+    # (session 28: SANConv printed none of its settings beyond these five, so that
+    # layers computing different functions printed the same)
+    base = "SANConv(3, 4, J_up=1, J_down=1, J_harmonic=0, heads=1, attention='separate'"
+    assert str(SANConv(3, 4)) == base + ")"
+    assert str(SANConv(3, 4, J_harmonic=2, eps=0.5)) == base.replace(
+        'J_harmonic=0', 'J_harmonic=2') + ", eps=0.5)"
+    assert str(SANConv(3, 4, J_harmonic=2, eps=np.float32(0.9))) == base.replace(
+        'J_harmonic=0', 'J_harmonic=2') + ", eps=0.8999999761581421)"
+    assert str(SANConv(3, 4, concat=False, dropout=0.5, add_self_loops=False)) == \
+        base + ", concat=False, dropout=0.5, add_self_loops=False)"
+    assert str(SANConv(3, 4, negative_slope=0.1, orientation_equivariant=True)) == \
+        base + ", negative_slope=0.1, orientation_equivariant=True)"
+    assert str(SANConv(3, 4, shared_weights=True)) == base + ", shared_weights=True)"
+    assert str(SANConv(3, 4, attention=None, normalize=True)) == base.replace(
+        "'separate'", 'None') + ", normalize=True)"
+
+
 @pytest.mark.parametrize('kwargs,error,match', [
     (dict(J_up=-1), ValueError, "J_up"),
     (dict(J_harmonic=1.5), TypeError, "J_harmonic"),
@@ -538,6 +557,14 @@ def test_special_cases_refuse_what_they_fix(cls, kwargs, match):
     (dict(eps=10 ** 400), ValueError, "eps must be finite, got 1000"),
     (dict(dropout=10 ** 400), ValueError, "dropout' must be finite, got 1000"),
     (dict(attention='both'), ValueError, "attention"),
+    # accepted and ignored (session 28): a step without a harmonic filter, and the
+    # scaling of fixed-weight branches on a layer whose branches attend
+    (dict(eps=0.5), ValueError, r"'eps' is the step of the harmonic filter, which "
+     r"J_harmonic=0 does not have \(got eps=0.5\)"),
+    (dict(eps=0.5, J_harmonic=None), ValueError, "J_harmonic=None does not have"),
+    (dict(normalize=True), ValueError, r"'normalize' scales the operators of "
+     r"fixed-weight branches \(attention=None\); with attention='separate'"),
+    (dict(normalize=True, attention='shared'), ValueError, "attention='shared'"),
     (dict(attention='shared', J_up=2, J_down=1), ValueError, "J_up == J_down"),
     (dict(shared_weights=True, J_up=1, J_down=2), ValueError, "J_up == J_down"),
     (dict(shared_weights=True, J_up=0, J_down=0), ValueError, "J_up == J_down >= 1"),

@@ -332,6 +332,14 @@ def test_input_is_not_modified_and_reset_parameters(kit):
     kept = [name for name, p in net.named_parameters() if bool((p == 7.0).any())]
     assert kept == []
     assert not torch.allclose(net(data), out)
+    # (session 28: the parameters of a norm inside a container were kept)
+    net = model([3, 4, 2], 4, num_layers=2, out_channels=2,
+                norm=torch.nn.Sequential(torch.nn.Sequential(torch.nn.LayerNorm(4))))
+    with torch.no_grad():
+        for p in net.parameters():
+            p.fill_(7.0)
+    net.reset_parameters()
+    assert [name for name, p in net.named_parameters() if bool((p == 7.0).any())] == []
     torch.manual_seed(1)
     net.reset_parameters()
     first = [p.clone() for p in net.parameters()]
@@ -350,6 +358,19 @@ def test_repr():
     from torch_geometric.nn import PairNorm  # (a module given printed norm=None)
     net = MultiOrderSAN(3, 8, num_layers=2, out_channels=2, norm=PairNorm())
     assert "norm='PairNorm()'" in str(net) and 'norm' not in net._modules
+
+
+@pytest.mark.parametrize('norm', [None, 'module'])
+def test_norm_kwargs_without_a_norm_name_are_refused(norm):
+    # (PyG's resolver ignored them: PairNorm(scale=1.0) kept its scale)
+    from torch_geometric.nn import PairNorm
+    with pytest.raises(ValueError, match=r"'norm_kwargs' are the arguments of a "
+                       r"normalisation given by name; with norm="
+                       f"{'None' if norm is None else 'a module'} they would have no "
+                       r"effect \(got \['scale'\]\)"):
+        MultiOrderSAN(3, 8, num_layers=2, out_channels=2,
+                      norm=None if norm is None else PairNorm(scale=1.0),
+                      norm_kwargs=dict(scale=50.0))
 
 
 def test_invalid_arguments_and_input(kit):

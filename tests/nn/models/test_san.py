@@ -236,6 +236,12 @@ def test_invariant_readout(kit, act, odd_act, invariant):
 def test_invalid_arguments(kit):
     with pytest.raises(TypeError, match="odd_act"):
         SAN(3, 8, 2, 1, odd_act='yes')
+    # (accepted and ignored, unchecked: -7 was kept)
+    with pytest.raises(ValueError, match=r"'num_simplices' is for readout='flatten' "
+                       r"\(got readout='sum', which takes complexes of any size\)"):
+        SAN(3, 8, 2, 1, readout='sum', num_simplices=-7)
+    with pytest.raises(ValueError, match="got readout=None"):
+        SAN(3, 8, 2, 1, num_simplices=5)
     with pytest.raises(ValueError, match="'readout' must be None, 'flatten'"):
         SAN(3, 8, 2, 1, readout='median')
     with pytest.raises(ValueError, match="num_layers"):

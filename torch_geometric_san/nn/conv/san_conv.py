@@ -324,6 +324,10 @@ class SANConv(MessagePassing):
             raise ValueError(f"'eps' must lie in (0, 2] for the harmonic filter "
                              f"of a Laplacian scaled to largest eigenvalue 1 "
                              f"(got {eps})")
+        if not J_harmonic and not math.isclose(eps, 0.9, rel_tol=1e-6):
+            # (0.9 given as a float32 too; another value was accepted and ignored)
+            raise ValueError(f"'eps' is the step of the harmonic filter, which "
+                             f"J_harmonic={J_harmonic} does not have (got eps={eps})")
         if attention not in ATTENTION_MODES:
             raise ValueError(f"'attention' must be one of {ATTENTION_MODES} "
                              f"(got {attention!r})")
@@ -336,6 +340,10 @@ class SANConv(MessagePassing):
                              f"effect (got dropout={dropout}, negative_slope="
                              f"{negative_slope}); a model's own dropout acts on the "
                              f"features")
+        if attention is not None and normalize:
+            raise ValueError(f"'normalize' scales the operators of fixed-weight "
+                             f"branches (attention=None); with attention={attention!r} "
+                             f"it would have no effect")
         if (attention == "shared" or shared_weights) and J_up != J_down:
             raise ValueError(f"shared attention or shared weights need "
                              f"J_up == J_down (got {J_up} and {J_down})")
@@ -677,7 +685,7 @@ class SANConv(MessagePassing):
         # The coefficients [nnz, B * H] from the scores of the entries, or from
         # those of their targets and sources: softmax per row of the LeakyReLU
         # (SparseOperator.attention; scores that overflowed, e.g. bilinear ones of
-        # huge signals, become the largest finite values), then dropout.
+        # huge signals, become the largest finite values, NaN ones 0), then dropout.
         alpha = op.attention(self.negative_slope, score, target, source)
         return dropout(alpha, p=self.dropout, training=self.training)
 
@@ -771,7 +779,10 @@ class SANConv(MessagePassing):
             self._reset_filter_weights()
 
     def __repr__(self) -> str:
-        return _layer_repr(self, 'J_up', 'J_down', 'J_harmonic', 'heads', 'attention')
+        return _layer_repr(self, 'J_up', 'J_down', 'J_harmonic', 'heads', 'attention',
+                           eps=0.9, concat=True, negative_slope=0.2, dropout=0.0,
+                           add_self_loops=True, shared_weights=False,
+                           orientation_equivariant=False, normalize=False)
 
 
 def _layer_repr(layer: SANConv, *names: str, **defaults: Any) -> str:

@@ -9,6 +9,7 @@ from torch_geometric.data import Batch, Data
 from torch_geometric.nn import MLP
 from torch_geometric.nn.models import JumpingKnowledge
 from torch_geometric.nn.dense.linear import Linear, is_uninitialized_parameter
+from torch_geometric.nn.inits import reset
 from torch_geometric.nn.resolver import normalization_resolver
 
 from torch_geometric_san.nn.conv import SANConv
@@ -327,8 +328,7 @@ class MultiOrderSAN(torch.nn.Module):
             layer.reset_parameters()
         for norms in self.norms:
             for norm in norms.values():
-                if hasattr(norm, 'reset_parameters'):
-                    norm.reset_parameters()
+                reset(norm)  # (also the norms inside a container module)
         for jk in self.jk.values():
             jk.reset_parameters()
         self.mlp.reset_parameters()
@@ -501,7 +501,12 @@ def _resolve_norm(norm: Any, channels: int,
     # name is built with the width as its first argument, as PyG's GIN does: refused
     # where the class takes no width there (PairNorm read it as its `scale`).
     if norm is None or isinstance(norm, torch.nn.Module):
-        return normalization_resolver(norm, channels, **(kwargs or {}))
+        if kwargs:  # (PyG's resolver ignores them for these)
+            raise ValueError(f"'norm_kwargs' are the arguments of a normalisation "
+                             f"given by name; with norm="
+                             f"{'None' if norm is None else 'a module'} they would "
+                             f"have no effect (got {sorted(kwargs)})")
+        return normalization_resolver(norm, channels)
     if not isinstance(norm, str):  # (a class or function failed inside ModuleDict)
         raise TypeError(f"norm must be a name, a module or None, not "
                         f"{norm.__name__ if isinstance(norm, type) else type(norm).__name__}"

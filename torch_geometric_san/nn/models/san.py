@@ -181,6 +181,9 @@ class SAN(torch.nn.Module):
                 raise ValueError("the flatten readout needs 'num_simplices', the "
                                  "positive number of simplices of each complex")
             num_simplices = check_int(num_simplices, "'num_simplices'", minimum=1)
+        elif num_simplices is not None:  # (accepted and ignored, unchecked)
+            raise ValueError(f"'num_simplices' is for readout='flatten' (got readout="
+                             f"{readout!r}, which takes complexes of any size)")
         dropout = check_dropout(dropout, "'dropout'")
         check_bool(invariant_readout, 'invariant_readout')
         check_bool(odd_act, 'odd_act')
