@@ -652,6 +652,36 @@ def test_largest_eigenvalue_refuses_what_its_solvers_do_not_take():
         pytest.approx(3.0)
 
 
+@pytest.mark.parametrize('scale', [1e-160, 1e-300, 1e-310, 1e150, 1e160, 1e300])
+def test_largest_eigenvalue_of_entries_far_from_one(scale):
+    # Lanczos (above DENSE_EIGEN_LIMIT rows) gave 19 % less at 1e-160 and failed in
+    # LAPACK, or did not converge, at 1e-310 and from 1e150 on.
+    import scipy.sparse as sp
+    from torch_geometric_san.sparse import largest_eigenvalue
+    n = 700
+    path = sp.diags_array([np.ones(n - 1) * -1.0, np.r_[1.0, np.full(n - 2, 2.0), 1.0],
+                           np.ones(n - 1) * -1.0], offsets=[-1, 0, 1]).tocsr()
+    exact = 2 + 2 * np.cos(np.pi / n)  # the path Laplacian's largest eigenvalue
+    assert largest_eigenvalue(path * scale, torch.float64) == pytest.approx(
+        exact * scale, rel=1e-9)
+
+
+def test_scaled_refuses_an_eigenvalue_beyond_the_dtype():
+    # A float32 operator with lambda_max = 4.5e38 became zero (divided by inf).
+    a = 1.5e38
+    index = torch.tensor([[0, 0, 1, 1, 1, 2, 2], [0, 1, 0, 1, 2, 1, 2]])
+    weight = torch.tensor([1.0, -1.0, -1.0, 2.0, -1.0, -1.0, 1.0]) * a
+    op = SparseOperator.from_index(index, weight, 3)
+    with pytest.raises(ValueError, match=r"the largest eigenvalue of the operator, "
+                       r"4.5e\+38, exceeds the range of its values' dtype torch.float32"):
+        op.scaled()
+    scaled = SparseOperator.from_index(index, weight.double(), 3).scaled()
+    expected = weight.double() / (3 * a)
+    assert torch.allclose(scaled.weight, expected)
+    assert torch.allclose(SparseOperator.from_index(index, weight / 2, 3).scaled().weight,
+                          expected.float())
+
+
 def test_a_transposed_operator_is_freed_without_the_cycle_collector():
     # The operator and its transpose kept each other: only Python's cycle
     # collector freed them, and MultiOrderSAN left each step's incidence

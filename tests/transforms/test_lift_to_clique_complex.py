@@ -395,6 +395,24 @@ def test_lifted_features_that_overflow_are_refused():
         LiftToCliqueComplex(max_order=1, lift_x=True, dtype=torch.float16)(graph)
 
 
+@pytest.mark.parametrize('dtype', [torch.float32, torch.float64])
+def test_a_finite_mean_whose_sum_overflows_is_lifted(dtype):
+    # (session 28: refused, with advice, the lifting's dtype, that changes nothing
+    # for floating features)
+    big = torch.finfo(dtype).max / 2 * 1.5
+    graph = Data(x=torch.tensor([[big], [big], [big]], dtype=dtype),
+                 edge_index=torch.tensor([[0, 1, 0], [1, 2, 2]]))
+    data = LiftToCliqueComplex(lift_x=True, reduce='mean')(graph)
+    assert data.x_1.dtype == dtype and data.x_2.dtype == dtype
+    assert torch.allclose(data.x_1, torch.full((3, 1), big, dtype=dtype))
+    assert torch.allclose(data.x_2, torch.full((1, 1), big, dtype=dtype))
+    with pytest.raises(ValueError, match=r"has infinite entries in "
+                       f"{dtype}: convert x to a wider floating type first "
+                       r"\(the lifting's dtype applies to integer and bool features "
+                       r"only\)"):
+        LiftToCliqueComplex(lift_x=True, reduce='sum')(graph)
+
+
 def test_feature_counts_without_features():
     data = LiftToCliqueComplex()(k4())
     assert (data.num_features, data.num_edge_features) == (0, 0)

@@ -404,8 +404,13 @@ class SparseOperator(_Immutable):
             matrix = sp.csr_array((weight.detach().double().cpu().numpy(),
                                    (self.index[1].cpu().numpy(),
                                     self.index[0].cpu().numpy())), shape=(n, n))
-            lam = torch.tensor(largest_eigenvalue(matrix, weight.dtype),
-                               dtype=weight.dtype, device=weight.device)
+            value = largest_eigenvalue(matrix, weight.dtype)
+            lam = torch.tensor(value, dtype=weight.dtype, device=weight.device)
+            if not bool(torch.isfinite(lam)):  # (the values divided by it were 0)
+                raise ValueError(f"the largest eigenvalue of the operator, {value:g}, "
+                                 f"exceeds the range of its values' dtype "
+                                 f"{weight.dtype}; scale the values, or use a wider "
+                                 f"dtype, for the spectral normalisation")
         return SparseOperator(self.index, weight / torch.where(lam > 0, lam, 1.0), n)
 
     def expand(self, groups: int) -> 'SparseOperator':
@@ -548,7 +553,9 @@ class SparseOperator(_Immutable):
         :obj:`[cols, G]`. Scores that overflowed are replaced by the largest
         finite values (:func:`torch.nan_to_num`), which keeps the softmax
         defined (the slope lies in :math:`[-1, 1]`, so the LeakyReLU of a
-        finite score stays finite). On the CPU one pass each way in the
+        finite score stays finite); a NaN score, e.g. a sum whose terms
+        overflowed to both infinities (bilinear scores of features near the
+        square root of the dtype's largest value), counts as 0. On the CPU one pass each way in the
         compiled kernel (as :meth:`matmul_grouped`), elsewhere gathers and
         :func:`~torch_geometric_san.sparse.segment_softmax`."""
         negative_slope = check_slope(negative_slope)
@@ -743,10 +750,23 @@ def _longest_row(matrix: sp.sparray) -> int:
     return int(counts.max()) if len(counts) else 0
 
 
+#: Matrices whose largest entry lies beyond 2 ** +-_SCALE_EXPONENT are scaled towards
+#: 1 for Lanczos.
+_SCALE_EXPONENT = 64
+
+
 def _lanczos_largest(matrix: sp.sparray, tol: float, check: int = 5) -> float:
     """See :func:`largest_eigenvalue`; raises if the bound is not met in
     ``max(10 n, 1000)`` steps."""
     n = matrix.shape[0]
+    # Entries far from 1 are scaled by a power of two first (exactly), and the
+    # eigenvalue back: LAPACK's tridiagonal solver under- or overflowed on the
+    # squares of the recurrence's values beyond about 1e+-150.
+    shift = int(np.frexp(np.abs(matrix.data).max(initial=0.0))[1])
+    if abs(shift) > _SCALE_EXPONENT:
+        matrix = matrix.copy()
+        matrix.data = np.ldexp(matrix.data, -shift)
+        return float(np.ldexp(_lanczos_largest(matrix, tol, check), shift))
     v = np.random.default_rng(0).uniform(0.5, 1.5, n)
     v /= np.linalg.norm(v)
     v_prev, beta = np.zeros(n), 0.0

@@ -90,8 +90,9 @@ class _Lifting(BaseTransform):
                 if lifted.is_floating_point() and not torch.isfinite(lifted).all():
                     raise ValueError(f"x_{k}, lifted from x ({out.x_0.dtype}) to the "
                                      f"{k}-simplices, has infinite entries in "
-                                     f"{lifted.dtype}: lift in a wider floating type "
-                                     f"(the lifting's dtype, or x converted first)")
+                                     f"{lifted.dtype}: convert x to a wider floating "
+                                     f"type first (the lifting's dtype applies to "
+                                     f"integer and bool features only)")
                 out[f'x_{k}'] = lifted
         return out
 
@@ -140,10 +141,23 @@ def _lift_node_features(x: Tensor, simplices: Tensor, reduce: str,
     # Half-precision features are added up in float32 (a mean of finite float16
     # values overflowed in the sum) and rounded back once.
     wide = torch.float32 if x.dtype in (torch.float16, torch.bfloat16) else x.dtype
-    out = x[index[:, 0]].to(wide)  # a new tensor: the sum below does not touch x
+    out = _vertex_sum(x, index, wide)
+    if reduce == 'mean':
+        # (a finite mean whose sum overflowed: its terms divided first)
+        out = out / index.size(1) if bool(torch.isfinite(out).all()) else \
+            _vertex_sum(x, index, wide, index.size(1))
+    return out.to(x.dtype)
+
+
+def _vertex_sum(x: Tensor, index: Tensor, dtype: torch.dtype, divisor: int = 1) -> Tensor:
+    # sum_i x[index[:, i]] / divisor in dtype (a new tensor: x is not touched)
+    out = x[index[:, 0]].to(dtype)
+    if divisor != 1:
+        out /= divisor
     for i in range(1, index.size(1)):
-        out += x[index[:, i]]
-    return (out / index.size(1) if reduce == 'mean' else out).to(x.dtype)
+        term = x[index[:, i]]
+        out += term if divisor == 1 else term.to(dtype) / divisor
+    return out
 
 
 class _PointCloudLifting(_Lifting):
