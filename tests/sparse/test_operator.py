@@ -659,11 +659,11 @@ def test_largest_eigenvalue_of_entries_far_from_one(scale):
     import scipy.sparse as sp
     from torch_geometric_san.sparse import largest_eigenvalue
     n = 700
-    path = sp.diags_array([np.ones(n - 1) * -1.0, np.r_[1.0, np.full(n - 2, 2.0), 1.0],
-                           np.ones(n - 1) * -1.0], offsets=[-1, 0, 1]).tocsr()
-    exact = 2 + 2 * np.cos(np.pi / n)  # the path Laplacian's largest eigenvalue
+    path = sp.diags_array([np.full(n - 1, -1.0), np.full(n, 2.0), np.full(n - 1, -1.0)],
+                          offsets=[-1, 0, 1]).tocsr()
+    exact = 2 + 2 * np.cos(np.pi / (n + 1))  # its largest eigenvalue
     assert largest_eigenvalue(path * scale, torch.float64) == pytest.approx(
-        exact * scale, rel=1e-9)
+        exact * scale, rel=1e-9, abs=0.0)
 
 
 def test_scaled_refuses_an_eigenvalue_beyond_the_dtype():
