@@ -191,6 +191,29 @@ def test_torch_save_load_round_trip(annulus, assert_data_equal):
     assert_data_equal(torch.load(buffer), data)
 
 
+@pytest.mark.parametrize('ask', ['node_attrs', 'ToUndirected'])
+def test_a_complex_that_pyg_has_asked_about_saves_and_deep_copies(annulus, ask,
+                                                                  assert_data_equal):
+    # PyG caches which attributes are node or edge attributes in the storage (keyed
+    # by its AttrType enum): saved, torch.load(weights_only=True) refused the file;
+    # deep-copied, the copy shared it with the original (session 28).
+    from torch_geometric.transforms import ToUndirected
+    data = SimplicialComplexData.from_simplices(
+        annulus, close=True, x_0=torch.randn(10, 4), y=torch.arange(10.0))
+    data = ToUndirected()(data) if ask == 'ToUndirected' else data
+    assert sorted(data.node_attrs()) == ['x_0', 'y']
+    buffer = io.BytesIO()
+    torch.save(data, buffer)
+    buffer.seek(0)
+    loaded = torch.load(buffer)
+    assert_data_equal(loaded, data)
+    assert sorted(loaded.node_attrs()) == ['x_0', 'y']
+    twin = copy.deepcopy(data)
+    twin.y = torch.zeros(3)  # no longer one per vertex: the twin learns it
+    assert twin.node_attrs() == ['x_0']
+    assert sorted(data.node_attrs()) == ['x_0', 'y'] and data.is_node_attr('y')
+
+
 def test_saved_complex_and_batch_load_in_a_fresh_process(tmp_path, annulus):
     # A fresh interpreter has made no batch class yet: importing the package is all
     # that torch.load(path) needs, for a complex and for a batch.

@@ -81,6 +81,21 @@ class _ComplexStorage(GlobalStorage):
     def is_edge_attr(self, key: str) -> bool:
         return not _of_higher_order(key) and super().is_edge_attr(key)
 
+    # PyG's cache of those answers (keyed by its AttrType enum, rebuilt on demand) is
+    # left out of saves and deep copies, as PyG's __copy__ leaves it out: saved (after
+    # ToUndirected or node_attrs(), say) it made torch.load(weights_only=True) refuse
+    # the file, and a deep copy shared it, so that what one learnt of its attributes
+    # changed the other's answers.
+    def __getstate__(self) -> Dict[str, Any]:
+        out = super().__getstate__()
+        out.pop('_cached_attr', None)
+        return out
+
+    def __deepcopy__(self, memo: Optional[Dict[int, Any]]) -> '_ComplexStorage':
+        out = super().__deepcopy__(memo)
+        out.__dict__.pop('_cached_attr', None)
+        return out
+
 
 def _of_higher_order(key: str) -> bool:
     # Whether key is computed by the constructors or a feature x_k of order k >= 1.
