@@ -1,3 +1,4 @@
+import io as _io
 import os
 import os.path as osp
 import pickle
@@ -211,13 +212,156 @@ def test_load_npy_refuses_persistent_ids_and_truncated_pickles(tmp_path):
         io.load_npy(path)
     whole = pickle.dumps(np.array([{1: 2}], dtype=object), protocol=2)
     _write_npy_with_payload(path, whole[:len(whole) // 2])
-    with pytest.raises(pickle.UnpicklingError, match="persistent.npy: pickle data "
-                                                     "was truncated"):
+    # (found malformed as its depth is read, before it is unpickled)
+    with pytest.raises(ValueError, match="persistent.npy' holds a pickled array that "
+                                         "is malformed \\(ValueError: not enough data"):
         io.load_npy(path)
     _write_npy_with_payload(path, b"")  # a header and no payload
-    with pytest.raises(ValueError, match="holds a malformed pickled array "
-                                         "\\(EOFError"):
+    with pytest.raises(ValueError, match="holds a pickled array that is malformed "
+                                         "\\(ValueError: pickle exhausted before "
+                                         "seeing STOP\\)"):
         io.load_npy(path)
+
+
+def _nested_item(item: bytes) -> bytes:
+    r"""The pickle (protocol 2, as NumPy writes it) of an object array of one item,
+    the opcodes :obj:`item` in place of the item."""
+    value = np.empty(1, dtype=object)
+    value[0] = "placeholder"
+    whole = pickle.dumps(value, protocol=2)
+    assert whole.count(b"X\x0b\x00\x00\x00placeholder") == 1
+    return whole.replace(b"X\x0b\x00\x00\x00placeholder", item)
+
+
+def _nested_lists(n: int) -> bytes:  # (lists nested n + 1 deep)
+    return b"(" * n + b"]" + b"l" * n
+
+
+def _dict_with_deep_key(n: int) -> bytes:  # (a dict whose key nests n + 1 deep)
+    return b"}" + b")" + b"\x85" * n + b"K\x01s"
+
+
+def test_load_npy_refuses_a_pickle_nested_too_deep(tmp_path):
+    path = str(tmp_path / "deep.npy")
+    _write_npy_with_payload(path, _nested_item(_nested_lists(900)))
+    item = io.load_npy(path)[0]  # (nesting 904 deep: read)
+    for _ in range(901):
+        assert isinstance(item, list) and len(item) <= 1
+        item = item[0] if item else None
+    _write_npy_with_payload(path, _nested_item(_nested_lists(5000)))
+    with pytest.raises(ValueError, match=rf"'{re.escape(path)}' holds a pickled array "
+                       r"that nests objects 5004 deep, more than the 1000 a dataset "
+                       r"reads"):
+        io.load_npy(path)
+
+
+def test_load_npy_refuses_a_pickle_that_crashed_the_interpreter(tmp_path):
+    # Unpickling the dict hashed its key, which recursed in C until the interpreter
+    # crashed with a segmentation fault: the file is read in a process of its own,
+    # so that this one survives where the check fails.
+    path = str(tmp_path / "deep.npy")
+    _write_npy_with_payload(path, _nested_item(_dict_with_deep_key(200_000)))
+    code = ("from torch_geometric_san.datasets import io\n"
+            "try:\n"
+            f"    io.load_npy({path!r})\n"
+            "except ValueError as e:\n"
+            "    print(e)\n")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__)))))
+    assert run.returncode == 0, (run.returncode, run.stderr[-2000:])
+    assert run.stdout == (f"'{path}' holds a pickled array that nests objects 200005 "
+                          f"deep, more than the 1000 a dataset reads\n")
+
+
+def _depth(obj, path=()):
+    r"""The nesting depth of a plain Python object, as io._pickle_depth counts it:
+    the most objects on one chain of containers, each holding the next, a cycle
+    followed once around."""
+    if id(obj) in path:
+        return 0
+    if isinstance(obj, dict):
+        items = [x for item in obj.items() for x in item]
+    elif isinstance(obj, (list, tuple, set, frozenset)):
+        items = list(obj)
+    else:
+        return 1
+    return 1 + max((_depth(x, path + (id(obj), )) for x in items), default=0)
+
+
+def _shared():
+    a = [1]
+    return [a, [a, [a, (a, )]], {"a": a}]
+
+
+def _cyclic(length):
+    first = last = []
+    for _ in range(length - 1):
+        last.append([])
+        last = last[0]
+    last.append(first)
+    return {"cycle": first}
+
+
+PLAIN = [1, "s", [], (), {}, [[1]], (1, (2, (3, ()))), {"a": [1, {"b": (2, )}]},
+         {(1, (2, (3, (4, )))): [5]}, [0, 1, 2, 3, 4, [[[6]]]], (1, 2, 3, 4, (5, )),
+         {i: (i, ) * (i % 3) for i in range(1001)}, [[i] for i in range(1001)],
+         _shared(), _cyclic(1), _cyclic(2), _cyclic(5)]
+
+
+@pytest.mark.parametrize("protocol", range(pickle.HIGHEST_PROTOCOL + 1))
+@pytest.mark.parametrize("obj", PLAIN, ids=range(len(PLAIN)))
+def test_pickle_depth_of_plain_objects(obj, protocol):
+    pickled = pickle.dumps(obj, protocol=protocol)
+    assert io._pickle_depth(_io.BytesIO(pickled)) == _depth(pickle.loads(pickled))
+
+
+@pytest.mark.parametrize("obj", [{1, 2}, frozenset({(1, (2, ))}),
+                                 [frozenset({frozenset({3})}), {(4, )}]])
+def test_pickle_depth_of_sets(obj):
+    # (protocol 4 and newer write sets with opcodes of their own)
+    pickled = pickle.dumps(obj, protocol=4)
+    assert io._pickle_depth(_io.BytesIO(pickled)) == _depth(pickle.loads(pickled))
+
+
+@pytest.mark.parametrize("pickled, expected", [
+    # a = [] (memo 0, then dropped); root = [a]; a is filled after it is nested,
+    # through the memo: root = [[[[1]]]], 5 deep
+    (b"\x80\x02]q\x000]h\x00ah\x00]]K\x01aaa0.", 5),
+    # a list that holds itself, through DUP
+    (b"\x80\x02]2a.", 1),
+    # the dict of the processed file that crashed the interpreter, 12 deep
+    (b"\x80\x02}" + b")" + b"\x85" * 10 + b"K\x01s.", 12),
+    # the list that holds the same list twice, one filled after it is nested (the
+    # memo's MEMOIZE): [[[[]]], [[[]]]]
+    (b"\x80\x04]]\x94ah\x00ah\x00]]aa0.", 4),
+])
+def test_pickle_depth_of_hand_written_pickles(pickled, expected):
+    assert _depth(pickle.loads(pickled)) == expected
+    assert io._pickle_depth(_io.BytesIO(pickled)) == expected
+
+
+def test_pickle_depth_counts_what_the_pickle_drops():
+    # (the unpickler hashes the key as it makes the dict, which it then drops)
+    pickled = b"\x80\x02}" + b")" + b"\x85" * 10 + b"K\x01s0N."
+    assert pickle.loads(pickled) is None
+    assert io._pickle_depth(_io.BytesIO(pickled)) == 12
+
+
+@pytest.mark.parametrize("pickled, match", [
+    (b"\x80\x02a.", "IndexError: APPEND takes more than the stack holds"),
+    (b"\x80\x02](a.", "IndexError: APPEND takes more than the stack holds"),
+    (b"\x80\x02e.", "IndexError: pop from empty list"),  # APPENDS without a mark
+    (b"\x80\x02h\x05.", "KeyError: 5"),  # a memo entry never put
+    (b"\x80\x020.", "IndexError: POP on an empty stack"),
+    (b"\x80\x02]", "ValueError: pickle exhausted before seeing STOP"),
+    (b"\x80\x02\xff.", "ValueError: at position 2, opcode b'\\xff' unknown"),
+    (b"\x80\x02X\x05\x00\x00\x00ab.", "ValueError: expected 5 bytes"),
+])
+def test_pickle_depth_of_malformed_pickles(pickled, match):
+    with pytest.raises((pickle.UnpicklingError, EOFError)):  # (as the unpickler does)
+        pickle.loads(pickled)
+    with pytest.raises(ValueError, match=re.escape(match)):
+        io._pickle_depth(_io.BytesIO(pickled))
 
 @pytest.mark.parametrize("read", [io.sha256sum, io.load_npy])
 def test_readers_refuse_what_is_not_a_regular_file(not_a_regular_file, read):

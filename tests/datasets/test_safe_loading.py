@@ -4,6 +4,8 @@ import os
 import pickle
 import re
 import struct
+import subprocess
+import sys
 import warnings
 import zipfile
 from pathlib import Path
@@ -140,6 +142,59 @@ def test_zip_entries_larger_than_the_file_are_refused(tmp_path):
                        rf"more bytes than its {len(content)} on disk\)"):
         load_processed(path)
 
+
+def replace_pickle(path, pickled):
+    r"""Writes :obj:`pickled` in place of the pickle ('.../data.pkl') of the
+    processed file :obj:`path`, its other entries as they are."""
+    with zipfile.ZipFile(path) as source:
+        entries = [(info.filename, source.read(info)) for info in source.infolist()]
+    with zipfile.ZipFile(path, "w") as target:
+        for name, data in entries:
+            target.writestr(name, pickled if name.endswith("/data.pkl") else data)
+
+
+def deep_dict_key(n):
+    r"""A pickle of a dict whose key is a tuple nested :obj:`n` + 1 deep: hashing
+    it recursed in C until the interpreter crashed (from n = 150,000 here)."""
+    return b"\x80\x02}" + b")" + b"\x85" * n + b"K\x01s."
+
+
+def test_a_processed_pickle_nested_too_deep_is_processed_again(tmp_path):
+    # torch.load(weights_only=True) crashed the interpreter with a segmentation
+    # fault; the dataset is read in a process of its own, so that this one survives
+    # where the check fails
+    root = tmp_path / "root"
+    first = small(root)
+    path = first.processed_paths[0]
+    replace_pickle(path, deep_dict_key(200_000))
+    code = ("import warnings\n"
+            "from torch_geometric_san.datasets import SyntheticFlowDataset\n"
+            "with warnings.catch_warnings(record=True) as caught:\n"
+            "    warnings.simplefilter('always')\n"
+            f"    dataset = SyntheticFlowDataset({str(root)!r}, split='test', "
+            "num_points=60, num_test=2, log=False)\n"
+            "print(len(dataset), *[w.message for w in caught], sep='\\n')\n")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=Path(__file__).resolve().parents[2])
+    assert run.returncode == 0, (run.returncode, run.stderr[-2000:])
+    assert run.stdout.startswith("2\n")
+    assert re.search(rf"'{re.escape(path)}' cannot be read \(its pickle "
+                     r"'[^']*data.pkl' nests objects 200002 deep, more than the 1000 a "
+                     r"dataset reads\).*processing the dataset again", run.stdout)
+    assert torch.equal(load_processed(path)["items"]["x_1"], first.x_1)  # (processed)
+
+
+def test_a_malformed_processed_pickle_is_named(tmp_path):
+    path = small(tmp_path).processed_paths[0]
+    replace_pickle(path, b"\x80\x02a.")  # APPEND on an empty stack
+    with pytest.raises(ValueError, match=rf"'{re.escape(path)}' cannot be read \(its "
+                       r"pickle '[^']*data.pkl' is malformed \(IndexError: APPEND takes "
+                       r"more than the stack holds\)\)"):
+        load_processed(path)
+    replace_pickle(path, b"\x80\x02}K\x01")  # no STOP
+    with pytest.raises(ValueError, match=r"is malformed \(ValueError: pickle exhausted "
+                       r"before seeing STOP\)"):
+        load_processed(path)
 
 def changed(part, key, new):
     r"""What gives a processed file's content :obj:`new(value)` for the :obj:`value`

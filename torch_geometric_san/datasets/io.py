@@ -4,6 +4,10 @@
 * :func:`load_npy`: reads a ``.npy`` file; object arrays (pickled) are read by a
   restricted unpickler that admits only the few NumPy and builtin globals that
   plain object arrays of dicts/sets need, so a tampered file cannot run code.
+* :func:`_pickle_depth`: the nesting depth of a pickle, read from its opcodes
+  without unpickling it: a pickle nested deeper than :data:`_MAX_PICKLE_DEPTH`
+  (hashing or comparing such objects recurses in C until the interpreter
+  crashes) is refused before it is unpickled.
 * :func:`fetch_raw_file`: downloads a raw file into ``raw_dir`` and checks its
   digest; without network access it raises an error that says which file to
   place where.
@@ -23,11 +27,13 @@ import math
 import os
 import os.path as osp
 import pickle
+import pickletools
 import re
 import stat
 import tempfile
 import uuid
 import zipfile
+from io import BytesIO
 from typing import Any, BinaryIO, Callable, Dict, Optional, Sequence, Tuple
 
 import numpy as np
@@ -226,6 +232,164 @@ class RestrictedUnpickler(pickle.Unpickler):
             "Refusing a persistent id in a pickled file")
 
 
+#: The deepest nesting of objects (see :func:`_pickle_depth`) a pickle read by a
+#: dataset may hold: far more than the package's own files hold (a processed file
+#: nests 7 levels, the citation raw files 8), far less than the nesting at which
+#: hashing or comparing the objects, which recurses in C, overflows the C stack
+#: and crashes the interpreter (a tuple nested 150,000 deep as a dict key did).
+_MAX_PICKLE_DEPTH = 1000
+
+# What each opcode does to the unpickler's stack, for _pickle_depth: (effect, size).
+# _NEW pushes a new object that holds none (a constant, a global, an empty container).
+# _MAKE, _ADD and _DROP take the items above the last mark (size _TO_MARK) or the
+# top size items, and make a new object that holds them (an OBJ its class and
+# arguments, a REDUCE its callable and arguments), add them to the object below them
+# (BUILD: the object's state), or drop them. The others work on the mark, the object
+# on top or the memo.
+_NEW, _MAKE, _ADD, _DROP, _MARK, _POP, _DUP, _PUT, _GET, _NOTHING = range(10)
+_TO_MARK = -1
+_STACK_EFFECTS: Dict[str, Tuple[int, int]] = {
+    **{op.name: (_NEW, 0) for op in pickletools.opcodes if not op.stack_before
+       and op.stack_after and op.stack_after[0] is not pickletools.markobject},
+    **dict.fromkeys(("LIST", "TUPLE", "DICT", "FROZENSET", "INST", "OBJ"),
+                    (_MAKE, _TO_MARK)),
+    "TUPLE1": (_MAKE, 1), "TUPLE2": (_MAKE, 2), "TUPLE3": (_MAKE, 3),
+    "REDUCE": (_MAKE, 2), "NEWOBJ": (_MAKE, 2), "NEWOBJ_EX": (_MAKE, 3),
+    "STACK_GLOBAL": (_MAKE, 2), "BINPERSID": (_MAKE, 1),
+    **dict.fromkeys(("APPENDS", "SETITEMS", "ADDITEMS"), (_ADD, _TO_MARK)),
+    "APPEND": (_ADD, 1), "SETITEM": (_ADD, 2), "BUILD": (_ADD, 1),
+    "READONLY_BUFFER": (_ADD, 0),  # (the buffer on top stays)
+    "POP_MARK": (_DROP, _TO_MARK), "MARK": (_MARK, 0), "POP": (_POP, 1),
+    "DUP": (_DUP, 1),
+    **dict.fromkeys(("PUT", "BINPUT", "LONG_BINPUT", "MEMOIZE"), (_PUT, 1)),
+    **dict.fromkeys(("GET", "BINGET", "LONG_BINGET"), (_GET, 0)),
+    **dict.fromkeys(("PROTO", "FRAME", "STOP"), (_NOTHING, 0)),
+}
+
+
+def _pickle_depth(file: BinaryIO) -> int:
+    r"""The nesting depth of the pickle at the position of :obj:`file`, read from
+    its opcodes (:func:`pickletools.genops`) without unpickling it: the most
+    objects on one chain of objects, each holding the next (a number is 1, ``[]``
+    1, ``[[1]]`` 3), over every object the pickle makes (also one it drops).
+
+    The unpickler's stack and memo are followed by object identity, so that an
+    object filled after it is nested elsewhere (e.g. fetched from the memo and
+    appended to) deepens what holds it; an object made by a call (``REDUCE``,
+    ``NEWOBJ``) holds its callable and arguments, one given a state (``BUILD``)
+    holds its state. A cycle is followed once around. Linear in the size of the
+    pickle.
+
+    Args:
+        file (BinaryIO): The open file, positioned at the pickle.
+
+    Returns:
+        int: The depth.
+
+    Raises:
+        ValueError: If the opcodes are malformed (unknown, truncated, without
+            ``STOP``, or taking from the stack what is not there); the message is
+            the error's type and first line.
+    """
+    # The objects are numbered as they are made; the stack holds their numbers, and
+    # holder[i] holds held[i].
+    stack: list = []
+    marks: list = []  # the stack's size at each mark
+    memo: Dict[Any, int] = {}
+    holder: list = []
+    held: list = []
+    count = 0
+    try:
+        for op, arg, _ in pickletools.genops(file):
+            effect, size = _STACK_EFFECTS[op.name]
+            if effect == _NEW:
+                stack.append(count)
+                count += 1
+            elif effect <= _DROP:  # (_MAKE, _ADD, _DROP)
+                start = marks.pop() if size == _TO_MARK else len(stack) - size
+                if start - (effect == _ADD) < (marks[-1] if marks else 0):
+                    raise IndexError(f"{op.name} takes more than the stack holds")
+                items = stack[start:]
+                del stack[start:]
+                if effect == _MAKE:
+                    holder.extend([count] * len(items))
+                    held.extend(items)
+                    stack.append(count)
+                    count += 1
+                elif effect == _ADD:
+                    holder.extend([stack[-1]] * len(items))
+                    held.extend(items)
+            elif effect == _MARK:
+                marks.append(len(stack))
+            elif effect == _GET:
+                stack.append(memo[arg])
+            elif effect != _NOTHING:  # (_POP, _DUP, _PUT: the object on top)
+                if effect == _POP and marks and marks[-1] == len(stack):
+                    marks.pop()  # (POP drops the mark where nothing is above it)
+                    continue
+                if len(stack) <= (marks[-1] if marks else 0):
+                    raise IndexError(f"{op.name} on an empty stack")
+                if effect == _POP:
+                    stack.pop()
+                elif effect == _DUP:
+                    stack.append(stack[-1])
+                else:
+                    memo[len(memo) if op.name == "MEMOIZE" else arg] = stack[-1]
+    except (ValueError, KeyError, IndexError, EOFError, OverflowError) as e:
+        # (genops raises ValueError on malformed opcodes, the stack and memo the rest)
+        raise ValueError(_first_line(e)) from None
+    # The objects each object holds, held[first[i]:first[i + 1]] after sorting them
+    # by their holders (a counting sort: linear).
+    first = [0] * (count + 1)
+    for i in holder:
+        first[i + 1] += 1
+    for i in range(count):
+        first[i + 1] += first[i]
+    slot = first[:-1]
+    children = [0] * len(held)
+    for i, child in zip(holder, held):
+        children[slot[i]] = child
+        slot[i] += 1
+    # The longest chain below each object, by a depth-first search without recursion
+    # that leaves out the edge closing a cycle. (0: not reached yet, -1: on the
+    # search's path; an object that holds none is 1 from the start)
+    depth = [int(begin == end) for begin, end in zip(first, first[1:])]
+    for start in range(count):
+        if depth[start]:
+            continue
+        depth[start] = -1
+        path, next_child = [start], [first[start]]
+        while path:
+            node, i = path[-1], next_child[-1]
+            end = first[node + 1]
+            while i < end and depth[children[i]]:
+                i += 1
+            if i < end:
+                next_child[-1] = i + 1
+                depth[children[i]] = -1
+                path.append(children[i])
+                next_child.append(first[children[i]])
+            else:
+                path.pop()
+                next_child.pop()
+                # (a child on the path, -1, closes a cycle)
+                below = max(map(depth.__getitem__, children[first[node]:end]), default=0)
+                depth[node] = 1 + max(below, 0)
+    return max(depth, default=0)
+
+
+def _pickle_problem(pickled: bytes) -> Optional[str]:
+    # Why a pickle may not be unpickled (malformed, or nested too deep), or None.
+    try:
+        depth = _pickle_depth(BytesIO(pickled))
+    except ValueError as e:
+        return f"is malformed ({e})"
+    if depth > _MAX_PICKLE_DEPTH:
+        return (f"nests objects {depth} deep, more than the {_MAX_PICKLE_DEPTH} a "
+                f"dataset reads")
+    return None
+
+
 def _read_npy_header(f: BinaryIO) -> Tuple[tuple, bool, np.dtype]:
     version = np.lib.format.read_magic(f)
     if version == (1, 0):
@@ -265,7 +429,9 @@ def load_npy(path: str) -> np.ndarray:
         pickle.UnpicklingError: If the pickle refers to a global that is not
             on the allow-list.
         ValueError: If the file is not a regular file or not a valid ``.npy``
-            file, or its payload does not match its header.
+            file, its pickle is malformed or nests objects deeper than
+            :data:`_MAX_PICKLE_DEPTH` (checked before it is unpickled), or its
+            payload does not match its header.
     """
     with open(_regular_file(path), "rb") as f:
         try:
@@ -276,6 +442,11 @@ def load_npy(path: str) -> np.ndarray:
             _check_data_size(f, path, tuple(shape), dtype)
             f.seek(0)
             return np.load(f, allow_pickle=False)
+        start = f.tell()
+        problem = _pickle_problem(f.read())
+        if problem:
+            raise ValueError(f"'{path}' holds a pickled array that {problem}")
+        f.seek(start)
         try:
             array = RestrictedUnpickler(f).load()
         except pickle.UnpicklingError as e:
@@ -391,9 +562,10 @@ def load_processed(path: str, **required: Sequence[str]) -> Dict[str, Any]:
     Raises:
         ValueError: If the file is not a regular file (e.g. a FIFO), is empty,
             truncated, not a processed file of this package (e.g. with compressed
-            zip entries, which :func:`torch.save` does not write), or holds
-            anything but tensors and plain values (the message names the file and
-            says to pass :obj:`force_reload=True`).
+            zip entries, which :func:`torch.save` does not write, or a pickle
+            nested deeper than :data:`_MAX_PICKLE_DEPTH`, refused before it is
+            unpickled), or holds anything but tensors and plain values (the
+            message names the file and says to pass :obj:`force_reload=True`).
     """
     try:
         resolved = _regular_file(path)  # a missing file fails here
@@ -433,7 +605,8 @@ def _check_stored_entries(f: BinaryIO, path: str) -> None:
     # entries larger than the file, would take memory far beyond its size.
     size = os.fstat(f.fileno()).st_size
     try:
-        entries = zipfile.ZipFile(f).infolist()  # (which leaves f open)
+        archive = zipfile.ZipFile(f)  # (which leaves f open)
+        entries = archive.infolist()
     except Exception as e:  # as torch.load, zipfile fails in many ways on them
         raise damaged_file(path, _first_line(e)) from None
     compressed = [e.filename for e in entries if e.compress_type != zipfile.ZIP_STORED]
@@ -443,6 +616,17 @@ def _check_stored_entries(f: BinaryIO, path: str) -> None:
     if sum(e.file_size for e in entries) > size:
         raise damaged_file(path, f"its zip entries claim more bytes than its "
                            f"{size} on disk")
+    # The pickle torch.load reads ('<archive>/data.pkl'): one nested too deep would
+    # crash the interpreter as it is unpickled.
+    for entry in entries:
+        if entry.filename.split("/")[-1] == "data.pkl":
+            try:
+                pickled = archive.read(entry)
+            except Exception as e:  # (e.g. a wrong CRC)
+                raise damaged_file(path, _first_line(e)) from None
+            problem = _pickle_problem(pickled)
+            if problem:
+                raise damaged_file(path, f"its pickle '{entry.filename}' {problem}")
     f.seek(0)
 
 
