@@ -884,8 +884,10 @@ def to_index_weight(
 
     Returns:
         (torch.Tensor, torch.Tensor or None): The index :obj:`[2, nnz]` and
-        the values :obj:`[nnz]` (floating point), or :obj:`None` where none
-        were given.
+        the values :obj:`[nnz]` (a sparse input's in floating point; an index
+        input's :obj:`weight` as given, which
+        :meth:`SparseOperator.from_index` then checks), or :obj:`None` where
+        none were given.
     """
     if isinstance(adj, SparseTensor) or is_torch_sparse_tensor(adj):
         if weight is not None:
