@@ -682,6 +682,35 @@ def test_scaled_refuses_an_eigenvalue_beyond_the_dtype():
                           expected.float())
 
 
+def test_forward_mode_derivatives_are_refused_not_dropped():
+    # (session 28: jvp and jacfwd of matmul and sddmm came back as zero)
+    import torch.autograd.forward_ad as fwAD
+    from torch.func import jacfwd, jvp, vmap
+    index = torch.tensor([[0, 1, 1, 2], [1, 0, 2, 1]])
+    op = SparseOperator.from_index(index, torch.tensor([1.0, -1.0, 2.0, 0.5]).double(), 3)
+    x = torch.randn(3, 2, dtype=torch.float64)
+    dense = op.to_dense()
+    match = r"SparseOperator\.{} has no forward-mode derivative \(torch\.func\.jvp"
+    for product in (lambda x: op.matmul(x), lambda x: op.matmul(x, hops=2),
+                    lambda x: op.matmul(x, op.weight * x.sum())):
+        with pytest.raises(NotImplementedError, match=match.format('matmul')):
+            jvp(product, (x, ), (torch.ones_like(x), ))
+        with pytest.raises(NotImplementedError, match=match.format('matmul')):
+            jacfwd(product)(x)
+    with pytest.raises(NotImplementedError, match=match.format('sddmm')):
+        jacfwd(lambda x: op.sddmm(x, x))(x)
+    with fwAD.dual_level():
+        with pytest.raises(NotImplementedError, match=match.format('matmul')):
+            op.matmul(fwAD.make_dual(x, torch.ones_like(x)))
+        assert torch.allclose(op.matmul(x), dense @ x)  # (no tangent: no refusal)
+    # reverse mode and vmap are right
+    leaf = x.clone().requires_grad_()
+    op.matmul(leaf).sum().backward()
+    assert torch.allclose(leaf.grad, dense.sum(0).view(-1, 1).expand(3, 2))
+    xs = torch.randn(4, 3, 2, dtype=torch.float64)
+    assert torch.allclose(vmap(lambda x: op.matmul(x))(xs), dense @ xs)
+
+
 def test_a_transposed_operator_is_freed_without_the_cycle_collector():
     # The operator and its transpose kept each other: only Python's cycle
     # collector freed them, and MultiOrderSAN left each step's incidence

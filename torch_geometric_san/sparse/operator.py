@@ -8,6 +8,7 @@ from scipy.linalg import eigh_tridiagonal
 from scipy.linalg.blas import daxpy, ddot, dnrm2, dscal
 from threadpoolctl import ThreadpoolController
 from torch import Tensor
+from torch.autograd import forward_ad
 
 from torch_geometric.typing import SparseTensor
 from torch_geometric.utils import is_torch_sparse_tensor, to_edge_index
@@ -480,6 +481,7 @@ class SparseOperator(_Immutable):
         elif not isinstance(t_value, Tensor) or t_value.shape != value.shape:
             raise ValueError(f"'t_value' must be transpose_values(value), of shape "
                              f"{list(value.shape)}")
+        _refuse_forward_ad('matmul', x, value)
         if hops > 1 and not value.requires_grad:
             return _spmm_power(*self.structure(), value, t_value, x, hops)
         for _ in range(hops):
@@ -495,6 +497,7 @@ class SparseOperator(_Immutable):
             raise ValueError(f"'a' and 'b' must have the same width and dtype (got "
                              f"{list(a.shape)} {a.dtype} and {list(b.shape)} {b.dtype})")
         check_sparse_precision(a)
+        _refuse_forward_ad('sddmm', a, b)
         return _sddmm(*self.structure(), a, b)
 
     def matmul_grouped(self, value: Tensor, x: Tensor) -> Tensor:
@@ -794,6 +797,25 @@ def _lanczos_largest(matrix: sp.sparray, tol: float, check: int = 5) -> float:
         v_prev, v = v, dscal(1.0 / beta, w)
     raise RuntimeError(f"Lanczos did not reach the relative tolerance {tol:g} for "
                        f"the largest eigenvalue of a {n} x {n} matrix in {step} steps")
+
+
+def _refuse_forward_ad(product: str, *operands: Tensor) -> None:
+    # The custom operators of matmul and sddmm (kernels.py) have a backward only, and
+    # forward-mode AD passed their operands' tangents by: torch.func.jvp and jacfwd
+    # gave zero derivatives. (Forward mode is on where a dual level is open; the
+    # operands' tangents are read only then.)
+    if getattr(forward_ad, '_current_level', 0) < 0:
+        return
+    try:
+        dual = any(forward_ad.unpack_dual(t).tangent is not None for t in operands)
+    except RuntimeError:  # (e.g. under vmap inside jvp)
+        dual = True
+    if dual:
+        raise NotImplementedError(
+            f"SparseOperator.{product} has no forward-mode derivative (torch.func.jvp, "
+            f"jacfwd, torch.autograd.forward_ad): its operands carry tangents that it "
+            f"would drop; use reverse mode (torch.func.jacrev, vjp, "
+            f"torch.autograd.grad)")
 
 
 def _compressed(index: Tensor, size: int) -> Tensor:
