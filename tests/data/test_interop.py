@@ -233,6 +233,23 @@ def test_to_networkx_of_the_one_skeleton():
     assert graph.nodes[0] == {} or 'x' not in data.to_networkx(signal=None).nodes[0]
 
 
+def test_to_networkx_gives_flows_in_the_reference_orientation():
+    # (session 28: the same flow exported as +5 or -5 on edge (0, 1), depending on
+    # how the incidence matrix stored the edge)
+    one_way = SimplicialComplexData.from_incidence([np.array([[1], [-1]])],
+                                                   x_1=torch.tensor([[5.0]]))
+    other_way = SimplicialComplexData.from_incidence([np.array([[-1], [1]])],
+                                                     x_1=torch.tensor([[-5.0]]))
+    for data in (one_way, other_way):
+        assert data.to_networkx().edges[0, 1]['x'].tolist() == [-5.0]
+    assert one_way.to_networkx(oriented=False).edges[0, 1]['x'].tolist() == [5.0]
+    with pytest.raises(TypeError, match="oriented must be True or False"):
+        one_way.to_networkx(oriented='no')
+    one_way.x_1 = torch.ones(1, 1, dtype=torch.uint8)
+    with pytest.raises(TypeError, match=r"'x_1' \(uint8\) cannot be negated"):
+        one_way.to_networkx()
+
+
 def test_a_missing_toponetx_says_how_to_install_it(monkeypatch):
     import sys
     monkeypatch.setitem(sys.modules, 'toponetx', None)  # import toponetx fails

@@ -341,6 +341,25 @@ def test_numpy_features_of_any_layout(annulus):
                                              x_1=expected.astype(np.longdouble))
 
 
+def test_numpy_attributes_become_tensors_that_follow_their_simplices():
+    # (session 28: only the x_k were converted; a NumPy edge label stayed in place
+    # when ReorderSimplices moved the edges, and subgraph() kept all its rows)
+    from torch_geometric_san.data.attributes import simplex_attr_orders
+    from torch_geometric_san.transforms.reorder_simplices import reorder_simplices
+    edges = [[0, 3], [1, 2], [0, 1], [2, 3], [0, 2]]
+    data = SimplicialComplexData.from_simplices(
+        edges, y_edge=np.array([10, 11, 12, 13, 14]), pos=np.zeros((4, 2)),
+        names=np.array(['a', 'b', 'c', 'd', 'e']))
+    assert isinstance(data.y_edge, torch.Tensor) and isinstance(data.pos, torch.Tensor)
+    assert isinstance(data.names, np.ndarray)  # (not numeric: as given)
+    assert simplex_attr_orders(data)['y_edge'] == 1
+    moved, perms = reorder_simplices(data)
+    assert not torch.equal(perms[1], torch.arange(5))
+    assert torch.equal(moved.y_edge, data.y_edge[perms[1]])
+    part = data.subgraph(torch.tensor([0, 1, 2]))
+    assert part.y_edge.tolist() == [11, 12, 14] and part.pos.shape == (3, 2)
+
+
 def test_without_laplacians_simplex_batch(annulus):
     light = SimplicialComplexData.from_simplices(annulus, close=True, laplacians=False)
     assert torch.equal(light.simplex_batch(2), torch.zeros(light.num_simplices(2),

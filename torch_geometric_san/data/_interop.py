@@ -186,18 +186,7 @@ def _to_toponetx(data: Any, signal: Optional[str], oriented: bool) -> Any:
             empty[k] = (shape, x.dtype.str)
             continue
         if oriented:
-            sign = _orientations(data, k)
-            flipped = sign < 0
-            if x.dtype.kind in 'bu' and bool(flipped.any()):  # (wrapped or kept)
-                raise TypeError(f"'x_{k}' ({x.dtype}) cannot be negated for the "
-                                f"{k}-simplices stored in the opposite orientation; "
-                                f"convert it to a signed type, or pass oriented=False")
-            if x.dtype.kind == 'i' and bool((x[flipped] == np.iinfo(x.dtype).min).any()):
-                raise ValueError(f"'x_{k}' ({x.dtype}) holds its type's minimum on a "
-                                 f"{k}-simplex stored in the opposite orientation, "
-                                 f"whose negation does not fit the type (it wraps to "
-                                 f"itself); convert it to a wider type")
-            x = x * sign.astype(x.dtype).reshape(-1, *([1] * (x.ndim - 1)))
+            x = _in_reference_orientation(data, k, x)
         keys = map(tuple, _simplex_rows(data, k).tolist())
         complex.set_simplex_attributes(dict(zip(keys, x)), name=signal)
     if empty:
@@ -205,9 +194,30 @@ def _to_toponetx(data: Any, signal: Optional[str], oriented: bool) -> Any:
     return complex
 
 
-def _to_networkx(data: Any, signal: Optional[str]) -> Any:
+def _in_reference_orientation(data: Any, k: int, x: np.ndarray) -> np.ndarray:
+    # The rows of an oriented signal x_k negated on the k-simplices stored in the
+    # opposite orientation, so that they mean the same in the reference orientation
+    # (ascending vertex ids) that TopoNetX and networkx's edge keys take.
+    sign = _orientations(data, k)
+    flipped = sign < 0
+    if not bool(flipped.any()):
+        return x
+    if x.dtype.kind in 'bu':  # (wrapped or kept)
+        raise TypeError(f"'x_{k}' ({x.dtype}) cannot be negated for the "
+                        f"{k}-simplices stored in the opposite orientation; "
+                        f"convert it to a signed type, or pass oriented=False")
+    if x.dtype.kind == 'i' and bool((x[flipped] == np.iinfo(x.dtype).min).any()):
+        raise ValueError(f"'x_{k}' ({x.dtype}) holds its type's minimum on a "
+                         f"{k}-simplex stored in the opposite orientation, "
+                         f"whose negation does not fit the type (it wraps to "
+                         f"itself); convert it to a wider type")
+    return x * sign.astype(x.dtype).reshape(-1, *([1] * (x.ndim - 1)))
+
+
+def _to_networkx(data: Any, signal: Optional[str], oriented: bool) -> Any:
     import networkx as nx
     _check_signal_name(signal)
+    check_bool(oriented, 'oriented')
     graph = nx.Graph()
     graph.add_nodes_from(range(data.num_nodes))
     edges = _simplex_rows(data, 1).tolist() if data.order >= 1 else []
@@ -218,6 +228,8 @@ def _to_networkx(data: Any, signal: Optional[str]) -> Any:
                 (1, nx.set_edge_attributes, map(tuple, edges))):
             x = _signal(data, k) if data.order >= k else None
             if x is not None:
+                if oriented and k == 1 and len(x):
+                    x = _in_reference_orientation(data, 1, x)
                 set_attributes(graph, dict(zip(keys, x)), name=signal)
     return graph
 

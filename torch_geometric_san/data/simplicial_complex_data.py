@@ -251,9 +251,10 @@ class SimplicialComplexData(Data):
                 :meth:`operators` refuses it.
                 (default: :obj:`True`)
             **kwargs: Features ``x_k`` ``[N_k, F_k]`` (tensors or arrays) and any other
-                attributes, stored as given (a NumPy array as a tensor on its memory,
-                as :func:`torch.from_numpy` makes it; a read-only array, such as a
-                memory map, as a copy).
+                attributes, stored as given, except numeric NumPy arrays, stored as
+                tensors on their memory, as :func:`torch.from_numpy` makes them (a
+                read-only array, such as a memory map, as a copy), so that
+                attributes per simplex move with their simplices.
 
         Raises:
             TypeError: Non-integer vertex ids, a :obj:`bool` or float where an int is
@@ -471,25 +472,36 @@ class SimplicialComplexData(Data):
         """
         return _interop._to_toponetx(self, signal, oriented)
 
-    def to_networkx(self, signal: Optional[str] = 'x') -> Any:
+    def to_networkx(self, signal: Optional[str] = 'x', oriented: bool = True) -> Any:
         r"""The 1-skeleton as a :class:`networkx.Graph`: nodes ``0..N_0 - 1`` and the
         edges ``simplices_1``, with ``x_0`` and ``x_1`` rows (NumPy) as the node and
         edge attribute :obj:`signal` where they are given (:obj:`None`: no
-        attributes). For the graph a complex was lifted from, use
+        attributes). An undirected graph records no orientation: with
+        :obj:`oriented`, an edge's ``x_1`` row is its flow from the lower vertex id
+        to the higher (the reference orientation, as in :meth:`to_toponetx`),
+        negated for an edge stored the other way (possible with
+        :meth:`from_incidence`). For the graph a complex was lifted from, use
         :func:`torch_geometric.utils.to_networkx` on its kept ``edge_index``.
 
         Args:
             signal (str, optional): The attribute name of the signals.
                 (default: :obj:`"x"`)
+            oriented (bool, optional): ``x_1`` is oriented (flows, ...), so it
+                changes sign with the orientation; :obj:`False` for unoriented
+                edge features, copied as they are. (default: :obj:`True`)
 
         Returns:
             networkx.Graph: A new undirected graph (its attributes are copies).
 
         Raises:
-            TypeError: If :obj:`signal` is not a str or :obj:`None`.
-            ValueError: If ``x_0`` or ``x_1`` has not one row per simplex.
+            TypeError: If :obj:`signal` is not a str or :obj:`None`, or
+                :obj:`oriented` not a bool, or an unsigned or bool ``x_1`` would be
+                negated.
+            ValueError: If ``x_0`` or ``x_1`` has not one row per simplex, or a
+                signed integer ``x_1`` would be negated where it holds its type's
+                minimum.
         """
-        return _interop._to_networkx(self, signal)
+        return _interop._to_networkx(self, signal, oriented)
 
     @classmethod
     def _from_groups(cls, groups: Dict[int, np.ndarray], close: bool,
@@ -784,7 +796,9 @@ class SimplicialComplexData(Data):
         r"""The number :math:`F_1` of features per edge (1-simplex), ``x_1``'s columns
         (PyG's :attr:`torch_geometric.data.Data.num_edge_features` reads
         ``edge_attr``, which a lifted complex holds as ``x_1``); read by
-        :attr:`torch_geometric.data.Dataset.num_edge_features`."""
+        :attr:`torch_geometric.data.Dataset.num_edge_features`. (:attr:`num_edges`
+        stays PyG's, the columns of a kept graph's ``edge_index``, by which PyG tells
+        edge attributes; the complex's edges are :meth:`num_simplices` ``(1)``.)"""
         return self.num_simplex_features(1) if self.order >= 1 else 0
 
     def _operator(self, name: str, k: int) -> OperatorPair:
@@ -1346,10 +1360,13 @@ def _as_incidence(matrix: IncidenceInput, k: int) -> sp.csc_array:
 def _check_attributes(kwargs: Dict[str, Any], sizes: List[int],
                       dtype: torch.dtype) -> Dict[str, Any]:
     # Checks the weight dtype and the x_k among kwargs against N_k; returns kwargs with
-    # feature arrays as tensors.
+    # numeric arrays as tensors (so that the attributes per simplex among them follow
+    # their simplices: an array stayed in place when they were reordered or cut).
     check_float_dtype(dtype)
     out = {}
     for key, value in kwargs.items():
+        if isinstance(value, np.ndarray) and value.dtype.kind in 'biufc':
+            value = _from_numpy(key, value)
         if _COMPUTED.fullmatch(key) or key == 'num_nodes':
             raise ValueError(f"'{key}' is computed by the constructor and cannot be "
                              f"passed")
@@ -1364,19 +1381,7 @@ def _check_attributes(kwargs: Dict[str, Any], sizes: List[int],
                 raise ValueError(f"{key} is given but the complex has order "
                                  f"{len(sizes) - 1}")
             if isinstance(value, np.ndarray):
-                if value.dtype.kind not in 'biufc':
-                    raise TypeError(f"{key} must be numeric, got dtype {value.dtype}")
-                try:  # (torch takes neither negative strides nor other byte orders)
-                    array = np.ascontiguousarray(value,
-                                                 dtype=value.dtype.newbyteorder('='))
-                    # a read-only array (a memmap, a bytes buffer) is copied: a
-                    # tensor on it would write where nothing may be written
-                    value = torch.from_numpy(array if array.flags.writeable
-                                             else array.copy())
-                except TypeError as error:  # e.g. np.longdouble
-                    raise TypeError(f"{key} is of a dtype torch has not, "
-                                    f"{value.dtype}: convert it (e.g. to float64)"
-                                    ) from error
+                raise TypeError(f"{key} must be numeric, got dtype {value.dtype}")
             if not isinstance(value, Tensor):
                 raise TypeError(f"{key} must be a tensor or an array, not "
                                 f"{type(value).__name__}")
@@ -1395,6 +1400,18 @@ def _check_attributes(kwargs: Dict[str, Any], sizes: List[int],
                 raise ValueError(f"{key} has NaN or infinite entries")
         out[key] = value
     return out
+
+
+def _from_numpy(key: str, value: np.ndarray) -> Tensor:
+    # A numeric array as a tensor on its memory; torch takes neither negative strides
+    # nor other byte orders, and a read-only array (a memmap, a bytes buffer) is
+    # copied: a tensor on it would write where nothing may be written.
+    try:
+        array = np.ascontiguousarray(value, dtype=value.dtype.newbyteorder('='))
+        return torch.from_numpy(array if array.flags.writeable else array.copy())
+    except TypeError as error:  # e.g. np.longdouble
+        raise TypeError(f"{key} is of a dtype torch has not, {value.dtype}: convert "
+                        f"it (e.g. to float64)") from error
 
 
 def _index(matrix: Union[sp.csr_array, sp.csc_array]) -> Tensor:
