@@ -38,7 +38,7 @@ def _computed_keys(order: int) -> Tuple[str, ...]:
 
 
 def _check_operators(complex: SimplicialComplexData, dtype: Optional[torch.dtype],
-                     edge_signs: Optional[np.ndarray] = None) -> None:
+                     edge_signs: Union[int, np.ndarray, None] = None) -> None:
     # The operator weights and spectra of a valid complex (one weight per entry of
     # its index, validate() checks that): dense, of the floating dtype of the complex
     # (of spectrum_0 where the dtype is not given), finite, the boundaries' +-1 and
@@ -77,12 +77,13 @@ _EIGENVALUE_SLACK, _HODGE_TOL = 1e-4, 1e-5
 
 
 def _check_laplacians(complex: SimplicialComplexData, eps: float,
-                      edge_signs: Optional[np.ndarray] = None) -> None:
+                      edge_signs: Union[int, np.ndarray, None] = None) -> None:
     # The boundaries and Laplacians of a complex with finite operator values, as the
     # constructors compute them: B_k with the faces of simplices_k as its entries
     # (and, where edge_signs is given, with the constructors' signs, each simplex
     # oriented by its ascending vertices, except the edges, flipped by edge_signs:
-    # B_1 S and S B_2 with S = diag(edge_signs)), a chain complex (B_1's columns sum to zero, B_k B_{k+1} = 0), L_k^(d) = B_k^T B_k,
+    # B_1 S and S B_2 with S = diag(edge_signs)), a chain complex (B_1's columns sum
+    # to zero, B_k B_{k+1} = 0), L_k^(d) = B_k^T B_k,
     # L_k^(u) = B_{k+1} B_{k+1}^T, the normalised (L_k^(d) + L_k^(u)) / lambda with
     # lambda the larger of spectrum_k, and spectrum_k within the bounds of the
     # Laplacians' entries on their largest eigenvalues (at least the largest diagonal
