@@ -558,9 +558,9 @@ class SparseOperator(_Immutable):
         defined (the slope lies in :math:`[-1, 1]`, so the LeakyReLU of a
         finite score stays finite); a NaN score, e.g. a sum whose terms
         overflowed to both infinities (bilinear scores of features near the
-        square root of the dtype's largest value), counts as 0. On the CPU one pass each way in the
-        compiled kernel (as :meth:`matmul_grouped`), elsewhere gathers and
-        :func:`~torch_geometric_san.sparse.segment_softmax`."""
+        square root of the dtype's largest value), counts as 0. On the CPU one
+        pass each way in the compiled kernel (as :meth:`matmul_grouped`),
+        elsewhere gathers and :func:`~torch_geometric_san.sparse.segment_softmax`."""
         negative_slope = check_slope(negative_slope)
         if (score is None) == (target is None or source is None) or \
                 (score is not None and (target is not None or source is not None)):
