@@ -143,14 +143,17 @@ def test_zip_entries_larger_than_the_file_are_refused(tmp_path):
         load_processed(path)
 
 
-def replace_pickle(path, pickled):
+def replace_pickle(path, pickled, entry="data.pkl"):
     r"""Writes :obj:`pickled` in place of the pickle ('.../data.pkl') of the
-    processed file :obj:`path`, its other entries as they are."""
+    processed file :obj:`path`, as the entry :obj:`entry` of the same folder, its
+    other entries as they are."""
     with zipfile.ZipFile(path) as source:
         entries = [(info.filename, source.read(info)) for info in source.infolist()]
     with zipfile.ZipFile(path, "w") as target:
         for name, data in entries:
-            target.writestr(name, pickled if name.endswith("/data.pkl") else data)
+            if name.endswith("/data.pkl"):
+                name, data = name[:-len("data.pkl")] + entry, pickled
+            target.writestr(name, data)
 
 
 def deep_dict_key(n):
@@ -182,6 +185,16 @@ def test_a_processed_pickle_nested_too_deep_is_processed_again(tmp_path):
                      r"'[^']*data.pkl' nests objects 200002 deep, more than the 1000 a "
                      r"dataset reads\).*processing the dataset again", run.stdout)
     assert torch.equal(load_processed(path)["items"]["x_1"], first.x_1)  # (processed)
+
+
+def test_the_pickle_is_scanned_under_any_case_of_its_name(tmp_path):
+    # torch.load finds '.../DATA.PKL' too (session 28: such an entry was not scanned,
+    # and one nested 200,000 deep crashed the interpreter)
+    path = small(tmp_path).processed_paths[0]
+    replace_pickle(path, b"\x80\x02" + b"]" * 5000 + b"a" * 4999 + b".", "DATA.PKL")
+    with pytest.raises(ValueError, match=r"its pickle '[^']*DATA.PKL' nests objects "
+                       r"5000 deep, more than the 1000"):
+        load_processed(path)
 
 
 def test_a_malformed_processed_pickle_is_named(tmp_path):

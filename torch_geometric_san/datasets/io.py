@@ -619,7 +619,8 @@ def _check_stored_entries(f: BinaryIO, path: str) -> None:
     # The pickle torch.load reads ('<archive>/data.pkl'): one nested too deep would
     # crash the interpreter as it is unpickled.
     for entry in entries:
-        if entry.filename.split("/")[-1] == "data.pkl":
+        # (torch.load finds the entry by a case-insensitive name: DATA.PKL too)
+        if entry.filename.split("/")[-1].lower() == "data.pkl":
             try:
                 pickled = archive.read(entry)
             except Exception as e:  # (e.g. a wrong CRC)
