@@ -703,11 +703,17 @@ def test_forward_mode_derivatives_are_refused_not_dropped():
         with pytest.raises(NotImplementedError, match=match.format('matmul')):
             op.matmul(fwAD.make_dual(x, torch.ones_like(x)))
         assert torch.allclose(op.matmul(x), dense @ x)  # (no tangent: no refusal)
+    # (the identity hops=0 keeps its tangent; under vmap, with or without tangents)
+    assert torch.equal(jvp(lambda x: op.matmul(x, hops=0), (x, ), (x, ))[1], x)
+    xs = torch.randn(4, 3, 2, dtype=torch.float64)
+    assert torch.allclose(jvp(lambda w: vmap(op.matmul)(xs) * w, (torch.ones(()), ),
+                              (torch.ones(()), ))[1].double(), dense @ xs)
+    with pytest.raises(NotImplementedError, match=match.format('matmul')):
+        jvp(vmap(op.matmul), (xs, ), (xs, ))
     # reverse mode and vmap are right
     leaf = x.clone().requires_grad_()
     op.matmul(leaf).sum().backward()
     assert torch.allclose(leaf.grad, dense.sum(0).view(-1, 1).expand(3, 2))
-    xs = torch.randn(4, 3, 2, dtype=torch.float64)
     assert torch.allclose(vmap(lambda x: op.matmul(x))(xs), dense @ xs)
 
 

@@ -290,17 +290,33 @@ def _attention_composite(row: Tensor, col: Tensor, num_rows: int, score: OptTens
         assert target is not None and source is not None
         score = target.index_select(0, row) + source.index_select(0, col)
     score = F.leaky_relu(torch.nan_to_num(score), slope)
+    _refuse_functorch('SparseOperator.attention')
     return _SegmentSoftmax.apply(score, row, num_rows)  # (rows checked by the operator)
+
+
+def _refuse_functorch(what: str) -> None:
+    # The autograd functions above and _SegmentSoftmax are written in the style
+    # (forward with ctx) that torch.func's transforms do not run: they stopped on
+    # torch's message about overriding setup_context. (Not asked while Dynamo traces:
+    # torch.compile takes these functions as they are.)
+    if not torch.compiler.is_compiling() and torch._C._are_functorch_transforms_active():
+        raise NotImplementedError(
+            f"{what} does not run under torch.func's transforms (grad, vjp, jacrev, "
+            f"vmap, functional_call inside them, ...): use loss.backward() or "
+            f"torch.autograd.grad (torch.autograd.functional.jacobian for a "
+            f"Jacobian), and SANConv(ensemble=E) for E networks side by side")
 
 
 def _grouped_matmul(ptr: Tensor, col: Tensor, value: Tensor, x: Tensor) -> Tensor:
     # The compiled grouped product (SparseOperator.matmul_grouped).
+    _refuse_functorch('SparseOperator.matmul_grouped')
     return _GroupedSpmm.apply(grouped_kernels(), ptr, col, value.contiguous(),
                               x.contiguous())
 
 
 def _grouped_sddmm(ptr: Tensor, col: Tensor, a: Tensor, b: Tensor) -> Tensor:
     # The compiled grouped sampled product (SparseOperator.sddmm_grouped).
+    _refuse_functorch('SparseOperator.sddmm_grouped')
     return _GroupedSddmm.apply(grouped_kernels(), ptr, col, a.contiguous(),
                                b.contiguous())
 
@@ -308,6 +324,7 @@ def _grouped_sddmm(ptr: Tensor, col: Tensor, a: Tensor, b: Tensor) -> Tensor:
 def _attention(ptr: Tensor, col: Tensor, score: Optional[Tensor], target: Optional[Tensor],
               source: Optional[Tensor], slope: float) -> Tensor:
     # The compiled attention coefficients (SparseOperator.attention).
+    _refuse_functorch('SparseOperator.attention')
     contiguous = (lambda t: None if t is None else t.contiguous())
     return _Attention.apply(grouped_kernels(), ptr, col, contiguous(score),
                             contiguous(target), contiguous(source), float(slope))
@@ -390,6 +407,7 @@ def segment_softmax(src: Tensor, index: Tensor, num_nodes: int) -> Tensor:
     if index.numel() and (int(index.min()) < 0 or int(index.max()) >= num_nodes):
         raise ValueError(f"index holds rows outside [0, {num_nodes}) (found "
                          f"{int(index.min())} to {int(index.max())})")
+    _refuse_functorch('segment_softmax')
     return _SegmentSoftmax.apply(src, index, num_nodes)
 
 

@@ -481,7 +481,8 @@ class SparseOperator(_Immutable):
         elif not isinstance(t_value, Tensor) or t_value.shape != value.shape:
             raise ValueError(f"'t_value' must be transpose_values(value), of shape "
                              f"{list(value.shape)}")
-        _refuse_forward_ad('matmul', x, value)
+        if hops:  # (A^0 x = x, whose tangent stays)
+            _refuse_forward_ad('matmul', x, value)
         if hops > 1 and not value.requires_grad:
             return _spmm_power(*self.structure(), value, t_value, x, hops)
         for _ in range(hops):
@@ -807,15 +808,25 @@ def _refuse_forward_ad(product: str, *operands: Tensor) -> None:
     if getattr(forward_ad, '_current_level', 0) < 0:
         return
     try:
-        dual = any(forward_ad.unpack_dual(t).tangent is not None for t in operands)
-    except RuntimeError:  # (e.g. under vmap inside jvp)
+        dual = any(forward_ad.unpack_dual(_unbatched(t)).tangent is not None
+                   for t in operands)
+    except RuntimeError:  # (a wrapper it cannot see through: refused, not dropped)
         dual = True
     if dual:
         raise NotImplementedError(
             f"SparseOperator.{product} has no forward-mode derivative (torch.func.jvp, "
             f"jacfwd, torch.autograd.forward_ad): its operands carry tangents that it "
-            f"would drop; use reverse mode (torch.func.jacrev, vjp, "
-            f"torch.autograd.grad)")
+            f"would drop; use reverse mode (loss.backward(), torch.autograd.grad, "
+            f"torch.autograd.functional.jacobian)")
+
+
+def _unbatched(tensor: Tensor) -> Tensor:
+    # The tensor inside vmap's batching wrappers, whose tangents unpack_dual reads
+    # (it has no batching rule).
+    functorch = torch._C._functorch
+    while functorch.is_batchedtensor(tensor):
+        tensor = functorch.get_unwrapped(tensor)
+    return tensor
 
 
 def _compressed(index: Tensor, size: int) -> Tensor:
