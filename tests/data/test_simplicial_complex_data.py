@@ -352,6 +352,11 @@ def test_numpy_attributes_become_tensors_that_follow_their_simplices():
         names=np.array(['a', 'b', 'c', 'd', 'e']))
     assert isinstance(data.y_edge, torch.Tensor) and isinstance(data.pos, torch.Tensor)
     assert isinstance(data.names, np.ndarray)  # (not numeric: as given)
+    # (0-d stays 0-d, as torch.from_numpy makes it; a dtype torch has not, as given)
+    other = SimplicialComplexData.from_simplices(
+        edges, scale=np.array(2.5), wide=np.ones(2, dtype=np.longdouble))
+    assert isinstance(other.scale, torch.Tensor) and other.scale.shape == ()
+    assert isinstance(other.wide, np.ndarray) and other.wide.dtype == np.longdouble
     assert simplex_attr_orders(data)['y_edge'] == 1
     moved, perms = reorder_simplices(data)
     assert not torch.equal(perms[1], torch.arange(5))

@@ -251,10 +251,11 @@ class SimplicialComplexData(Data):
                 :meth:`operators` refuses it.
                 (default: :obj:`True`)
             **kwargs: Features ``x_k`` ``[N_k, F_k]`` (tensors or arrays) and any other
-                attributes, stored as given, except numeric NumPy arrays, stored as
-                tensors on their memory, as :func:`torch.from_numpy` makes them (a
-                read-only array, such as a memory map, as a copy), so that
-                attributes per simplex move with their simplices.
+                attributes, stored as given, except numeric NumPy arrays of the
+                dtypes torch has, stored as tensors on their memory, as
+                :func:`torch.from_numpy` makes them (a read-only array, such as a
+                memory map, as a copy), so that attributes per simplex move with
+                their simplices.
 
         Raises:
             TypeError: Non-integer vertex ids, a :obj:`bool` or float where an int is
@@ -797,8 +798,9 @@ class SimplicialComplexData(Data):
         (PyG's :attr:`torch_geometric.data.Data.num_edge_features` reads
         ``edge_attr``, which a lifted complex holds as ``x_1``); read by
         :attr:`torch_geometric.data.Dataset.num_edge_features`. (:attr:`num_edges`
-        stays PyG's, the columns of a kept graph's ``edge_index``, by which PyG tells
-        edge attributes; the complex's edges are :meth:`num_simplices` ``(1)``.)"""
+        stays PyG's count, by which PyG tells edge attributes: the columns of a kept
+        graph's ``edge_index``, or the size of another tensor whose name contains
+        "edge"; the complex's edges are :meth:`num_simplices` ``(1)``.)"""
         return self.num_simplex_features(1) if self.order >= 1 else 0
 
     def _operator(self, name: str, k: int) -> OperatorPair:
@@ -1366,7 +1368,11 @@ def _check_attributes(kwargs: Dict[str, Any], sizes: List[int],
     out = {}
     for key, value in kwargs.items():
         if isinstance(value, np.ndarray) and value.dtype.kind in 'biufc':
-            value = _from_numpy(key, value)
+            converted = _from_numpy(value)
+            if converted is None and _FEATURE.fullmatch(key):  # (else kept as given)
+                raise TypeError(f"{key} is of a dtype torch has not, {value.dtype}: "
+                                f"convert it (e.g. to float64)")
+            value = value if converted is None else converted
         if _COMPUTED.fullmatch(key) or key == 'num_nodes':
             raise ValueError(f"'{key}' is computed by the constructor and cannot be "
                              f"passed")
@@ -1402,16 +1408,17 @@ def _check_attributes(kwargs: Dict[str, Any], sizes: List[int],
     return out
 
 
-def _from_numpy(key: str, value: np.ndarray) -> Tensor:
-    # A numeric array as a tensor on its memory; torch takes neither negative strides
-    # nor other byte orders, and a read-only array (a memmap, a bytes buffer) is
-    # copied: a tensor on it would write where nothing may be written.
+def _from_numpy(value: np.ndarray) -> Optional[Tensor]:
+    # A numeric array as a tensor on its memory (None for a dtype torch has not, e.g.
+    # np.longdouble); torch takes neither negative strides nor other byte orders, and
+    # a read-only array (a memmap, a bytes buffer) is copied: a tensor on it would
+    # write where nothing may be written.
+    array = np.ascontiguousarray(value, dtype=value.dtype.newbyteorder('=')).reshape(
+        value.shape)  # (ascontiguousarray makes a 0-d array 1-d)
     try:
-        array = np.ascontiguousarray(value, dtype=value.dtype.newbyteorder('='))
         return torch.from_numpy(array if array.flags.writeable else array.copy())
-    except TypeError as error:  # e.g. np.longdouble
-        raise TypeError(f"{key} is of a dtype torch has not, {value.dtype}: convert "
-                        f"it (e.g. to float64)") from error
+    except TypeError:
+        return None
 
 
 def _index(matrix: Union[sp.csr_array, sp.csc_array]) -> Tensor:

@@ -88,11 +88,14 @@ class _Lifting(BaseTransform):
                     dtype = torch.promote_types(lifted.dtype, given.dtype)
                     lifted = torch.cat([lifted.to(dtype), given.to(dtype)], dim=1)
                 if lifted.is_floating_point() and not torch.isfinite(lifted).all():
+                    advice = ("scale x first, or lift its mean (reduce='mean')"
+                              if lifted.dtype == torch.float64 else
+                              "convert x to a wider floating type first (the "
+                              "lifting's dtype applies to integer and bool features "
+                              "only)")
                     raise ValueError(f"x_{k}, lifted from x ({out.x_0.dtype}) to the "
                                      f"{k}-simplices, has infinite entries in "
-                                     f"{lifted.dtype}: convert x to a wider floating "
-                                     f"type first (the lifting's dtype applies to "
-                                     f"integer and bool features only)")
+                                     f"{lifted.dtype}: {advice}")
                 out[f'x_{k}'] = lifted
         return out
 
