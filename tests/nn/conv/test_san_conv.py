@@ -343,6 +343,45 @@ def test_gradgradcheck(kit):
     assert torch.autograd.gradgradcheck(lambda x: conv(x, ops), (x, ), fast_mode=True)
 
 
+@pytest.mark.parametrize('kwargs', [dict(), dict(attention=None), dict(heads=2),
+                                    dict(orientation_equivariant=True)])
+def test_cpu_autocast_runs_the_layer_in_its_parameters_dtype(kit, kwargs):
+    # (session 28: a narrower input was refused with a message about internal
+    # 'value' arguments, the equivariant one about 'a' and 'b', attention=None ran
+    # in bfloat16, a wider input got the half-precision refusal)
+    data = kit.delaunay(6, seed=8)
+    ops = kit.operators(data, 1)
+    x = torch.randn(data.num_simplices(1), 3)
+    torch.manual_seed(0)
+    conv = SANConv(3, 8, **kwargs)
+    with torch.autocast('cpu', dtype=torch.bfloat16):
+        out, half = conv(x, ops), conv(x.bfloat16(), ops)
+    assert out.dtype == torch.float32 and torch.equal(out, conv(x, ops))
+    assert torch.equal(half, conv(x.bfloat16().float(), ops))
+
+
+@pytest.mark.parametrize('kernels', ['1', '0'])
+def test_torch_func_transforms_of_attention_are_refused(kit, kernels, monkeypatch):
+    # They stopped on torch's message about overriding setup_context, which names
+    # the package's internals (session 28); reverse mode by autograd stays.
+    from torch.func import functional_call, grad, vmap
+    monkeypatch.setenv('TGSAN_COMPILED_KERNELS', kernels)
+    data = kit.delaunay(6, seed=8)
+    ops = kit.operators(data, 1)
+    x = torch.randn(data.num_simplices(1), 2, dtype=torch.float64)
+    conv = make_conv(2, 2)
+    params = dict(conv.named_parameters())
+    match = (r"does not run under torch.func's transforms \(grad, vjp, jacrev, vmap, "
+             r"functional_call inside them, ...\): use loss.backward\(\) or "
+             r"torch.autograd.grad")
+    with pytest.raises(NotImplementedError, match=match):
+        grad(lambda p: functional_call(conv, p, (x, ops)).sum())(params)
+    with pytest.raises(NotImplementedError, match=match):
+        vmap(lambda x: conv(x, ops))(x.expand(3, -1, -1))
+    conv(x, ops).sum().backward()
+    assert all(p.grad is not None for p in conv.parameters())
+
+
 @pytest.mark.parametrize('config', CONFIGS)
 def test_operators_first_used_in_inference_mode_train(config):
     # The forms a layer derives are kept on the operators (and data.operators(k)
@@ -537,6 +576,13 @@ def test_repr_names_the_settings_that_differ_from_their_defaults():
     assert str(SANConv(3, 4, shared_weights=True)) == base + ", shared_weights=True)"
     assert str(SANConv(3, 4, attention=None, normalize=True)) == base.replace(
         "'separate'", 'None') + ", normalize=True)"
+    assert str(SANConv(3, 4, bias=False)) == base + ", bias=False)"
+    # the special cases show their free settings too
+    assert str(SATConv(3, 4, concat=False, dropout=0.5, add_self_loops=False)) == \
+        'SATConv(3, 4, heads=1, concat=False, dropout=0.5, add_self_loops=False)'
+    assert str(SCNNConv(3, 4, J_harmonic=2, eps=0.5)) == \
+        'SCNNConv(3, 4, J_up=1, J_down=1, J_harmonic=2, eps=0.5)'
+    assert str(SNNConv(3, 4, bias=False)) == 'SNNConv(3, 4, bias=False)'
 
 
 @pytest.mark.parametrize('kwargs,error,match', [

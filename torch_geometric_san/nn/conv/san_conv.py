@@ -126,8 +126,13 @@ class SANConv(MessagePassing):
     <torch_geometric_san.sparse.SparseOperator.attention>`. On the CPU both run
     in compiled kernels (:mod:`torch_geometric_san.sparse.compiled`, built on
     first use) where they can be built. The layer runs under
-    :func:`torch.compile` (deriving the operators' forms runs eagerly);
-    TorchScript and PyG's explainers are not supported.
+    :func:`torch.compile` (deriving the operators' forms runs eagerly), and
+    under :func:`torch.autocast` on the CPU in its parameters' dtype (the sparse
+    products take no half precision there: autocast is off inside the layer, and
+    a half-precision input is converted). TorchScript, PyG's explainers,
+    :func:`torch.export` (strict export stops at the eager step; non-strict
+    export runs only where an eager call has derived the forms of the same
+    operators) and torch.func's transforms of the attention are not supported.
 
     **Neighbourhoods.** The attention neighbourhood of simplex :math:`i` is the
     off-diagonal sparsity pattern of row :math:`i` of the operator; with
@@ -459,6 +464,16 @@ class SANConv(MessagePassing):
             :obj:`return_attention_weights`, also :obj:`(up, down)` as
             described under **Shapes**.
         """
+        if x.device.type == 'cpu' and torch.is_autocast_enabled('cpu'):
+            # (the products refused the half-precision values autocast gave them, or
+            # ran some branches in bfloat16: in the parameters' dtype instead)
+            with torch.autocast('cpu', enabled=False):
+                low = isinstance(x, Tensor) and x.dtype in (torch.float16,
+                                                            torch.bfloat16)
+                return self.forward(x.to(self.lin.weight.dtype) if low else x, ops,
+                                    *legacy_ops,
+                                    return_attention_weights=return_attention_weights,
+                                    **legacy_named_ops)
         batched = self._check_signal(x)
         if return_attention_weights is not None:  # (a truthy 'False' returned them)
             return_attention_weights = check_bool(return_attention_weights,
@@ -779,19 +794,28 @@ class SANConv(MessagePassing):
             self._reset_filter_weights()
 
     def __repr__(self) -> str:
-        return _layer_repr(self, 'J_up', 'J_down', 'J_harmonic', 'heads', 'attention',
-                           eps=0.9, concat=True, negative_slope=0.2, dropout=0.0,
-                           add_self_loops=True, shared_weights=False,
-                           orientation_equivariant=False, normalize=False)
+        return _layer_repr(self, 'J_up', 'J_down', 'J_harmonic', 'heads', 'attention')
+
+
+#: SANConv's settings that its repr shows where they differ from these defaults.
+_SETTINGS = dict(eps=0.9, concat=True, negative_slope=0.2, dropout=0.0,
+                 add_self_loops=True, bias=True, shared_weights=False,
+                 orientation_equivariant=False, normalize=False)
 
 
 def _layer_repr(layer: SANConv, *names: str, **defaults: Any) -> str:
-    # "Name(in, out, ...)": the settings `names`, those of `defaults` where they
-    # differ from their default, and an ensemble's size (the special cases fix
-    # the others).
-    shown = [f'{name}={getattr(layer, name)!r}' for name in names] + [
-        f'{name}={getattr(layer, name)!r}' for name, default in defaults.items()
-        if getattr(layer, name) != default]
+    # "Name(in, out, ...)": the settings `names`, those of _SETTINGS and `defaults`
+    # (a special case's own defaults and fixed values) where they differ from their
+    # default, and an ensemble's size (the special cases fix the others).
+    defaults = {**defaults, **{name: default for name, default in _SETTINGS.items()
+                               if name not in defaults}}
+
+    def value(name: str) -> Any:  # (the layer keeps its bias, or None)
+        return layer.bias is not None if name == 'bias' else getattr(layer, name)
+
+    shown = [f'{name}={value(name)!r}' for name in names] + [
+        f'{name}={value(name)!r}' for name, default in defaults.items()
+        if value(name) != default]
     if layer.ensemble:
         shown.append(f'ensemble={layer.ensemble}')
     return (f"{type(layer).__name__}("

@@ -47,4 +47,4 @@ class SATConv(SANConv):
                             J_harmonic=None, attention="shared"))
 
     def __repr__(self) -> str:
-        return _layer_repr(self, 'heads', orientation_equivariant=False)
+        return _layer_repr(self, 'heads')

@@ -45,4 +45,4 @@ class SNNConv(SANConv):
                             shared_weights=True))
 
     def __repr__(self) -> str:
-        return _layer_repr(self, heads=1, normalize=True)
+        return _layer_repr(self, heads=1, normalize=True, shared_weights=True)
