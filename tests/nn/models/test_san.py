@@ -406,6 +406,19 @@ def test_compiled_model_does_not_recompile_per_batch(kit):
     assert counts[1] == counts[-1], counts  # no graph compiled after the second batch
 
 
+def test_a_compiled_model_breaks_its_graph_only_where_operators_are_derived(kit):
+    # (session 28: the input check called the eager _materialize of a layer that
+    # was not lazy, one more graph break per call)
+    import torch._dynamo
+    data = with_signal(kit.delaunay(8, seed=0), seed=0)
+    model = SAN(3, 4, num_layers=2, out_channels=2).double()
+    model(data.x_1, data.operators(1))
+    explained = torch._dynamo.explain(model)(data.x_1, data.operators(1))
+    frames = {frame.name for reason in explained.break_reasons
+              for frame in reason.user_stack[-1:]}
+    assert frames == {'forward'}, frames  # (SANConv.forward: _branch_operators)
+
+
 TRAJECTORY_MODELS = {  # the rows of Table 1 (benchmarks/trajectory.py)
     'SAN': (SAN, dict(J_up=3, J_down=3, J_harmonic=5), {}),
     'SAN (J_h = 0)': (SAN, dict(J_up=3, J_down=3, J_harmonic=0), {}),

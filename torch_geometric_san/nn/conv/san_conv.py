@@ -721,7 +721,7 @@ class SANConv(MessagePassing):
             Dict[str, List[torch.Tensor]]: The taps of each present branch.
         """
         check_float_tensor(x, 'x')
-        if x.dim() >= 2 and x.size(-1) > 0:
+        if self.lin.in_channels == -1 and x.dim() >= 2 and x.size(-1) > 0:
             self._materialize(x.size(-1))
         if x.dim() < 2 or x.size(-1) != self.lin.in_channels:
             size = self.lin.in_channels
@@ -756,7 +756,9 @@ class SANConv(MessagePassing):
         # Whether x holds several signals, [B, N, F_in]. A model checks its input
         # with its first layer, and its messages then say what to convert.
         check_float_tensor(x, 'x')
-        if x.dim() in (2, 3) and x.size(-1) > 0:  # lazy: the size of the first input
+        # lazy: the size of the first input (asked only then: under torch.compile,
+        # a call of the eager _materialize breaks the graph)
+        if self.lin.in_channels == -1 and x.dim() in (2, 3) and x.size(-1) > 0:
             self._materialize(x.size(-1))
         size = self.lin.in_channels
         if x.dim() not in (2, 3) or x.size(-1) != size:
