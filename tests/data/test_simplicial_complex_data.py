@@ -357,6 +357,13 @@ def test_numpy_attributes_become_tensors_that_follow_their_simplices():
         edges, scale=np.array(2.5), wide=np.ones(2, dtype=np.longdouble))
     assert isinstance(other.scale, torch.Tensor) and other.scale.shape == ()
     assert isinstance(other.wide, np.ndarray) and other.wide.dtype == np.longdouble
+    # (a masked array as a tensor lost its mask: its fill values became data)
+    masked = np.ma.masked_array([1.0, 2.0, 3.0, 4.0], mask=[0, 1, 0, 0])
+    kept = SimplicialComplexData.from_simplices(edges, weight_mask=masked)
+    assert isinstance(kept.weight_mask, np.ma.MaskedArray)
+    with pytest.raises(TypeError, match=r"x_0 must be a tensor or a plain array, not a "
+                       r"MaskedArray \(fill its mask first\)"):
+        SimplicialComplexData.from_simplices(edges, x_0=masked.reshape(4, 1))
     assert simplex_attr_orders(data)['y_edge'] == 1
     moved, perms = reorder_simplices(data)
     assert not torch.equal(perms[1], torch.arange(5))

@@ -710,6 +710,18 @@ def test_forward_mode_derivatives_are_refused_not_dropped():
                               (torch.ones(()), ))[1].double(), dense @ xs)
     with pytest.raises(NotImplementedError, match=match.format('matmul')):
         jvp(vmap(op.matmul), (xs, ), (xs, ))
+    # torch.func's gradients by an operand stopped on torch's message about
+    # setup_context; by what the operands do not depend on they run
+    from torch.func import grad
+    gradient = (r"SparseOperator\.{} does not run under torch.func's gradient "
+                r"transforms \(grad, vjp, jacrev\) by its operands")
+    weight = torch.randn(2, 2, dtype=torch.float64)
+    with pytest.raises(NotImplementedError, match=gradient.format('matmul')):
+        grad(lambda w: op.matmul(x @ w).sum())(weight)
+    with pytest.raises(NotImplementedError, match=gradient.format('sddmm')):
+        grad(lambda w: op.sddmm(x @ w, x).sum())(weight)
+    assert torch.allclose(grad(lambda w: (op.matmul(x) @ w).sum())(weight),
+                          (dense @ x).sum(0).view(-1, 1).expand(2, 2))
     # reverse mode and vmap are right
     leaf = x.clone().requires_grad_()
     op.matmul(leaf).sum().backward()

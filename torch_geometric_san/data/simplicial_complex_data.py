@@ -251,8 +251,9 @@ class SimplicialComplexData(Data):
                 :meth:`operators` refuses it.
                 (default: :obj:`True`)
             **kwargs: Features ``x_k`` ``[N_k, F_k]`` (tensors or arrays) and any other
-                attributes, stored as given, except numeric NumPy arrays of the
-                dtypes torch has, stored as tensors on their memory, as
+                attributes, stored as given, except numeric NumPy arrays (plain or
+                memory-mapped) of the dtypes torch has, stored as tensors on their
+                memory, as
                 :func:`torch.from_numpy` makes them (a read-only array, such as a
                 memory map, as a copy), so that attributes per simplex move with
                 their simplices.
@@ -1367,7 +1368,9 @@ def _check_attributes(kwargs: Dict[str, Any], sizes: List[int],
     check_float_dtype(dtype)
     out = {}
     for key, value in kwargs.items():
-        if isinstance(value, np.ndarray) and value.dtype.kind in 'biufc':
+        # (plain arrays and memory maps; a masked array, whose mask a tensor would
+        # lose, stays as given)
+        if type(value) in (np.ndarray, np.memmap) and value.dtype.kind in 'biufc':
             converted = _from_numpy(value)
             if converted is None and _FEATURE.fullmatch(key):  # (else kept as given)
                 raise TypeError(f"{key} is of a dtype torch has not, {value.dtype}: "
@@ -1386,8 +1389,12 @@ def _check_attributes(kwargs: Dict[str, Any], sizes: List[int],
             if k >= len(sizes):
                 raise ValueError(f"{key} is given but the complex has order "
                                  f"{len(sizes) - 1}")
-            if isinstance(value, np.ndarray):
-                raise TypeError(f"{key} must be numeric, got dtype {value.dtype}")
+            if isinstance(value, np.ndarray):  # (left by the conversion above)
+                raise TypeError(
+                    f"{key} must be numeric, got dtype {value.dtype}"
+                    if value.dtype.kind not in 'biufc' else
+                    f"{key} must be a tensor or a plain array, not a "
+                    f"{type(value).__name__} (fill its mask first)")
             if not isinstance(value, Tensor):
                 raise TypeError(f"{key} must be a tensor or an array, not "
                                 f"{type(value).__name__}")

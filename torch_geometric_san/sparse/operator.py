@@ -482,7 +482,7 @@ class SparseOperator(_Immutable):
             raise ValueError(f"'t_value' must be transpose_values(value), of shape "
                              f"{list(value.shape)}")
         if hops:  # (A^0 x = x, whose tangent stays)
-            _refuse_forward_ad('matmul', x, value)
+            _refuse_transforms('matmul', x, value)
         if hops > 1 and not value.requires_grad:
             return _spmm_power(*self.structure(), value, t_value, x, hops)
         for _ in range(hops):
@@ -498,7 +498,7 @@ class SparseOperator(_Immutable):
             raise ValueError(f"'a' and 'b' must have the same width and dtype (got "
                              f"{list(a.shape)} {a.dtype} and {list(b.shape)} {b.dtype})")
         check_sparse_precision(a)
-        _refuse_forward_ad('sddmm', a, b)
+        _refuse_transforms('sddmm', a, b)
         return _sddmm(*self.structure(), a, b)
 
     def matmul_grouped(self, value: Tensor, x: Tensor) -> Tensor:
@@ -800,11 +800,18 @@ def _lanczos_largest(matrix: sp.sparray, tol: float, check: int = 5) -> float:
                        f"the largest eigenvalue of a {n} x {n} matrix in {step} steps")
 
 
-def _refuse_forward_ad(product: str, *operands: Tensor) -> None:
-    # The custom operators of matmul and sddmm (kernels.py) have a backward only, and
-    # forward-mode AD passed their operands' tangents by: torch.func.jvp and jacfwd
-    # gave zero derivatives. (Forward mode is on where a dual level is open; the
-    # operands' tangents are read only then.)
+def _refuse_transforms(product: str, *operands: Tensor) -> None:
+    # The custom operators of matmul and sddmm (kernels.py) have a backward for
+    # autograd only. torch.func's gradient transforms by an operand stopped on
+    # torch's message about setup_context, and forward-mode AD passed the operands'
+    # tangents by: torch.func.jvp and jacfwd gave zero derivatives. (Forward mode is
+    # on where a dual level is open; the operands' tangents are read only then.)
+    if not torch.compiler.is_compiling() and any(map(_tracks_gradient, operands)):
+        raise NotImplementedError(
+            f"SparseOperator.{product} does not run under torch.func's gradient "
+            f"transforms (grad, vjp, jacrev) by its operands: use loss.backward() or "
+            f"torch.autograd.grad (torch.autograd.functional.jacobian for a "
+            f"Jacobian)")
     if getattr(forward_ad, '_current_level', 0) < 0:
         return
     try:
@@ -818,6 +825,18 @@ def _refuse_forward_ad(product: str, *operands: Tensor) -> None:
             f"jacfwd, torch.autograd.forward_ad): its operands carry tangents that it "
             f"would drop; use reverse mode (loss.backward(), torch.autograd.grad, "
             f"torch.autograd.functional.jacobian)")
+
+
+def _tracks_gradient(tensor: Tensor) -> bool:
+    # Whether a torch.func gradient transform (grad, vjp, jacrev) differentiates by
+    # the tensor, also inside vmap's batching wrappers. (Its wrapper needs a
+    # gradient: the transforms also wrap tensors that they do not differentiate by.)
+    functorch = torch._C._functorch
+    while not functorch.is_gradtrackingtensor(tensor):
+        if not functorch.is_batchedtensor(tensor):
+            return False
+        tensor = functorch.get_unwrapped(tensor)
+    return tensor.requires_grad
 
 
 def _unbatched(tensor: Tensor) -> Tensor:

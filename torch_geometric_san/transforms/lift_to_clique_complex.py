@@ -34,7 +34,9 @@ class LiftToCliqueComplex(_Lifting):
       else the first occurrence.
     * Self-loops are not simplices. The graph's ``edge_index`` (as given, self-loops
       and both directions included) and every other attribute (``y``, ``pos``,
-      ``edge_weight``, masks, ...) are kept, so PyG tools such as
+      ``edge_weight``, masks, ...) are kept (a numeric NumPy array as a tensor, as
+      :meth:`~torch_geometric_san.data.SimplicialComplexData.from_simplices` stores
+      it), so PyG tools such as
       :func:`torch_geometric.utils.to_networkx` still see the graph, and batching
       shifts ``edge_index`` as for a graph. A graph without ``edge_index`` has no edges
       (one that stores them as a sparse ``adj_t`` or ``adj`` instead is refused).

@@ -32,7 +32,9 @@ class LiftToRipsComplex(_PointCloudLifting):
       k-simplex also gets the mean (or sum) of the features of its vertices as ``x_k``,
       :math:`k = 1..K`.
     * Every other attribute (``pos``, ``y``, a graph's ``edge_index``, ...) is kept as
-      it is.
+      it is (a numeric NumPy array as a tensor, as
+      :meth:`~torch_geometric_san.data.SimplicialComplexData.from_simplices` stores
+      it).
 
     The complex is padded to :obj:`max_order` with empty orders where it has no
     simplices that large, so lifted clouds can always be batched together.

@@ -359,6 +359,17 @@ def test_cpu_autocast_runs_the_layer_in_its_parameters_dtype(kit, kwargs):
     assert out.dtype == torch.float32 and torch.equal(out, conv(x, ops))
     assert torch.equal(half, conv(x.bfloat16().float(), ops))
 
+    class Doubling(SANConv):  # (a subclass's forward ran twice under autocast)
+        def forward(self, x, ops):
+            return super().forward(2 * x, ops)
+
+    torch.manual_seed(0)
+    doubling = Doubling(3, 8, **kwargs)
+    with torch.autocast('cpu', dtype=torch.bfloat16):
+        assert torch.equal(doubling(x, ops), conv(2 * x, ops))
+    with pytest.raises(TypeError, match="'x' must be a floating-point tensor"):
+        conv([[1.0]], ops)  # (an AttributeError on x.device)
+
 
 @pytest.mark.parametrize('kernels', ['1', '0'])
 def test_torch_func_transforms_of_attention_are_refused(kit, kernels, monkeypatch):

@@ -416,7 +416,7 @@ def test_a_compiled_model_breaks_its_graph_only_where_operators_are_derived(kit)
     explained = torch._dynamo.explain(model)(data.x_1, data.operators(1))
     frames = {frame.name for reason in explained.break_reasons
               for frame in reason.user_stack[-1:]}
-    assert frames == {'forward'}, frames  # (SANConv.forward: _branch_operators)
+    assert frames == {'_forward'}, frames  # (SANConv's: _branch_operators)
 
 
 TRAJECTORY_MODELS = {  # the rows of Table 1 (benchmarks/trajectory.py)

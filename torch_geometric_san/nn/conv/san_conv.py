@@ -464,16 +464,26 @@ class SANConv(MessagePassing):
             :obj:`return_attention_weights`, also :obj:`(up, down)` as
             described under **Shapes**.
         """
-        if x.device.type == 'cpu' and torch.is_autocast_enabled('cpu'):
+        if isinstance(x, Tensor) and x.device.type == 'cpu' and \
+                torch.is_autocast_enabled('cpu'):
             # (the products refused the half-precision values autocast gave them, or
             # ran some branches in bfloat16: in the parameters' dtype instead)
             with torch.autocast('cpu', enabled=False):
-                low = isinstance(x, Tensor) and x.dtype in (torch.float16,
-                                                            torch.bfloat16)
-                return self.forward(x.to(self.lin.weight.dtype) if low else x, ops,
-                                    *legacy_ops,
-                                    return_attention_weights=return_attention_weights,
-                                    **legacy_named_ops)
+                low = x.dtype in (torch.float16, torch.bfloat16)
+                return self._forward(x.to(self.lin.weight.dtype) if low else x, ops,
+                                     legacy_ops, return_attention_weights,
+                                     legacy_named_ops)
+        return self._forward(x, ops, legacy_ops, return_attention_weights,
+                             legacy_named_ops)
+
+    def _forward(
+        self,
+        x: Tensor,
+        ops: Optional[SimplicialOperators],
+        legacy_ops: tuple,
+        return_attention_weights: Optional[bool],
+        legacy_named_ops: Dict[str, Any],
+    ) -> Union[Tensor, Tuple[Tensor, Tuple[AttentionWeights, AttentionWeights]]]:
         batched = self._check_signal(x)
         if return_attention_weights is not None:  # (a truthy 'False' returned them)
             return_attention_weights = check_bool(return_attention_weights,
