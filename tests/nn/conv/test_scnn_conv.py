@@ -51,6 +51,17 @@ def test_repr_names_what_changes_the_layer():
 
 
 @pytest.mark.parametrize('cls', [SCNNConv, SCNConv, SNNConv])
+@pytest.mark.parametrize('kwargs', [dict(add_self_loops=False),
+                                    dict(orientation_equivariant=True)])
+def test_attention_settings_of_a_layer_without_attention_are_refused(cls, kwargs):
+    # (session 28: accepted and ignored, as dropout and negative_slope were)
+    with pytest.raises(ValueError, match=f"{cls.__name__} has no attention "
+                                         r"\(attention=None\), so 'add_self_loops' and "
+                                         "'orientation_equivariant'"):
+        cls(3, 4, **kwargs)
+
+
+@pytest.mark.parametrize('cls', [SCNNConv, SCNConv, SNNConv])
 @pytest.mark.parametrize('kwargs', [dict(dropout=0.9), dict(negative_slope=0.1)])
 def test_attention_arguments_of_a_layer_without_attention_are_refused(cls, kwargs):
     # accepted and ignored: no regularisation, no warning

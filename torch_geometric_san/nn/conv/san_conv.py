@@ -345,6 +345,15 @@ class SANConv(MessagePassing):
                              f"effect (got dropout={dropout}, negative_slope="
                              f"{negative_slope}); a model's own dropout acts on the "
                              f"features")
+        if attention is None and (not add_self_loops or orientation_equivariant):
+            # (accepted and ignored, as dropout and negative_slope were)
+            raise ValueError(f"{type(self).__name__} has no attention (attention=None), "
+                             f"so 'add_self_loops' and 'orientation_equivariant', which "
+                             f"act on attention neighbourhoods and scores, would have "
+                             f"no effect (got add_self_loops={add_self_loops}, "
+                             f"orientation_equivariant={orientation_equivariant}); its "
+                             f"fixed-weight branches use the operators as given and "
+                             f"are always orientation-equivariant")
         if attention is not None and normalize:
             raise ValueError(f"'normalize' scales the operators of fixed-weight "
                              f"branches (attention=None); with attention={attention!r} "
