@@ -676,6 +676,11 @@ def test_scaled_refuses_an_eigenvalue_beyond_the_dtype():
                        r"4.5e\+38, exceeds the range of its values' dtype torch.float32"):
         op.scaled()
     scaled = SparseOperator.from_index(index, weight.double(), 3).scaled()
+    given = SparseOperator(op.index, weight, 3, eigenvalue=torch.full(
+        (3, ), 3 * a, dtype=torch.float64))  # (a float64 eigenvalue per row)
+    with pytest.raises(ValueError, match=r"the largest eigenvalue of the operator, "
+                       r"4.5e\+38, exceeds the range"):
+        given.scaled()
     expected = weight.double() / (3 * a)
     assert torch.allclose(scaled.weight, expected)
     assert torch.allclose(SparseOperator.from_index(index, weight / 2, 3).scaled().weight,

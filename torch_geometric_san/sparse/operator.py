@@ -400,18 +400,23 @@ class SparseOperator(_Immutable):
         n = self._square()
         weight = self._fixed('the spectral normalisation')
         if self.eigenvalue is not None:
-            lam = self.eigenvalue.to(weight.device, weight.dtype)[self.index[1]]
+            given = self.eigenvalue.to(weight.device)
+            lam = given.to(weight.dtype)
+            value = given[torch.isinf(lam) & torch.isfinite(given)]  # (one per row)
+            lam = lam[self.index[1]]
         else:
             matrix = sp.csr_array((weight.detach().double().cpu().numpy(),
                                    (self.index[1].cpu().numpy(),
                                     self.index[0].cpu().numpy())), shape=(n, n))
-            value = largest_eigenvalue(matrix, weight.dtype)
-            lam = torch.tensor(value, dtype=weight.dtype, device=weight.device)
-            if not bool(torch.isfinite(lam)):  # (the values divided by it were 0)
-                raise ValueError(f"the largest eigenvalue of the operator, {value:g}, "
-                                 f"exceeds the range of its values' dtype "
-                                 f"{weight.dtype}; scale the values, or use a wider "
-                                 f"dtype, for the spectral normalisation")
+            value = torch.tensor([largest_eigenvalue(matrix, weight.dtype)],
+                                 dtype=torch.float64)
+            lam = value.to(weight.dtype).to(weight.device)
+            value = value[~torch.isfinite(lam.cpu())]
+        if value.numel():  # (the values divided by it were 0)
+            raise ValueError(f"the largest eigenvalue of the operator, "
+                             f"{float(value[0]):g}, exceeds the range of its values' "
+                             f"dtype {weight.dtype}; scale the values, or use a wider "
+                             f"dtype, for the spectral normalisation")
         return SparseOperator(self.index, weight / torch.where(lam > 0, lam, 1.0), n)
 
     def expand(self, groups: int) -> 'SparseOperator':
