@@ -734,6 +734,38 @@ def test_forward_mode_derivatives_are_refused_not_dropped():
     assert torch.allclose(vmap(lambda x: op.matmul(x))(xs), dense @ xs)
 
 
+def test_an_operator_shared_by_threads_expands_for_each():
+    # (session 28: threads evicting the kept expansion raised KeyError, or "dictionary
+    # changed size during iteration", inside a layer's forward)
+    import sys
+    import threading
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # (threads switch often: the race shows)
+    op = SparseOperator.from_index(torch.tensor([[0, 1, 1, 2], [0, 0, 1, 2]]),
+                                   torch.ones(4), 3)
+    barrier, errors = threading.Barrier(4), []
+
+    def work(i):
+        barrier.wait()
+        try:
+            for step in range(500):
+                groups = 2 + (step + i) % 4
+                assert op.expand(groups).shape == (3 * groups, 3 * groups)
+                op.abs()  # (another form derived meanwhile)
+        except Exception as error:  # noqa: BLE001 (reported below)
+            errors.append(repr(error))
+
+    threads = [threading.Thread(target=work, args=(i, )) for i in range(4)]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(previous)
+    assert errors == []
+
+
 def test_a_transposed_operator_is_freed_without_the_cycle_collector():
     # The operator and its transpose kept each other: only Python's cycle
     # collector freed them, and MultiOrderSAN left each step's incidence

@@ -240,9 +240,10 @@ class SparseOperator(_Immutable):
         kept = self._cache.setdefault('_stamp', stamp)
         if kept != stamp:
             same_index = kept[0] == stamp[0]
-            for key in [key for key in self._cache if not same_index or (
-                    key[0] if isinstance(key, tuple) else key) not in _PATTERN_FORMS]:
-                del self._cache[key]
+            for key in list(self._cache):  # (popped: threads may share the operator)
+                if not same_index or (key[0] if isinstance(key, tuple)
+                                      else key) not in _PATTERN_FORMS:
+                    self._cache.pop(key, None)
             self._cache['_stamp'] = stamp
 
     @torch.compiler.disable
@@ -252,8 +253,8 @@ class SparseOperator(_Immutable):
         # also under torch.compile, whose lookup does not check the stamp.)
         self._check_stamp()
         with torch.inference_mode(False):
-            self._cache[key] = make()
-        return self._cache[key]
+            value = self._cache[key] = make()
+        return value  # (not read back: another thread may evict it meanwhile)
 
     @property
     def nnz(self) -> int:
@@ -428,9 +429,11 @@ class SparseOperator(_Immutable):
             return self
         key = ('expand', groups)
         if key not in self._cache:  # one expansion kept: each is groups x as large
-            for other in [k for k in self._cache if isinstance(k, tuple)
-                          and k[0] == 'expand']:
-                del self._cache[other]
+            # (over a copy of the keys, each popped if still there: threads sharing
+            # the operator evicted the same key twice, or changed the dict meanwhile)
+            for other in list(self._cache):
+                if isinstance(other, tuple) and other[0] == 'expand':
+                    self._cache.pop(other, None)
         return self._derived(key, lambda: self._expand(groups))
 
     def _expand(self, groups: int) -> 'SparseOperator':

@@ -371,6 +371,37 @@ def test_cpu_autocast_runs_the_layer_in_its_parameters_dtype(kit, kwargs):
         conv([[1.0]], ops)  # (an AttributeError on x.device)
 
 
+def test_a_lazy_layer_first_called_by_several_threads(kit):
+    # (session 28: threads computed with a weight made but not initialised, made it
+    # twice, or failed on the uninitialised parameter)
+    import threading
+    data = kit.delaunay(10, seed=3)
+    ops = kit.operators(data, 1)
+    x = torch.randn(data.num_simplices(1), 3)
+    for seed in range(10):
+        torch.manual_seed(seed)
+        conv = SANConv(-1, 8, heads=2, J_up=2, J_down=2, J_harmonic=2).eval()
+        torch.manual_seed(seed)
+        alone = SANConv(-1, 8, heads=2, J_up=2, J_down=2, J_harmonic=2).eval()
+        state = torch.get_rng_state()  # (the first call draws the lazy weight)
+        barrier, outputs = threading.Barrier(4), []
+
+        def work():
+            barrier.wait()
+            with torch.no_grad():
+                outputs.append(conv(x, ops))
+
+        threads = [threading.Thread(target=work) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        torch.set_rng_state(state)
+        with torch.no_grad():
+            expected = alone(x, ops)  # (the same initialisation, made alone)
+        assert len(outputs) == 4 and all(torch.equal(out, expected) for out in outputs)
+
+
 @pytest.mark.parametrize('kernels', ['1', '0'])
 def test_torch_func_transforms_of_attention_are_refused(kit, kernels, monkeypatch):
     # They stopped on torch's message about overriding setup_context, which names

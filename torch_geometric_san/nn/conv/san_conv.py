@@ -1,6 +1,7 @@
 import inspect
 import math
-from typing import Any, Dict, List, Optional, Tuple, Union
+import threading
+from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 import torch
 import torch.nn.functional as F
@@ -8,7 +9,8 @@ from torch import Tensor
 from torch.nn import ParameterDict
 
 from torch_geometric.nn.conv import MessagePassing
-from torch_geometric.nn.dense.linear import Linear, is_uninitialized_parameter
+from torch_geometric.nn.dense.linear import (Linear, is_uninitialized_parameter,
+                                             reset_bias_, reset_weight_)
 from torch_geometric.nn.inits import glorot, zeros
 from torch_geometric.typing import OptTensor
 
@@ -27,14 +29,22 @@ from torch_geometric_san.utils.validation import (check_bool, check_dropout,
 ATTENTION_MODES = ("separate", "shared", None)
 
 
+#: Held while a lazy weight is made: layers called from several threads at once
+#: made it twice, or computed with a weight made but not yet initialised.
+_MATERIALIZING = threading.Lock()
+
+
 @torch.compiler.disable  # (eager: Dynamo cannot trace materialising a parameter)
-def _materialize_linear(lin: Linear, in_channels: int, owner: torch.nn.Module) -> bool:
+def _materialize_linear(lin: Linear, in_channels: int, owner: torch.nn.Module,
+                        init: Optional[Callable[[Tensor], Any]] = None) -> bool:
     r"""Gives a lazy :class:`torch_geometric.nn.dense.Linear` (:obj:`in_channels=-1`)
     its weight for :obj:`in_channels` inputs, in the dtype and on the device of
     :obj:`owner`'s other parameters (a lazy weight loses its dtype in a pickle or in
     PyG's state-dict loading; a layer with no other parameter, without attention
-    and bias, keeps what its weight has), initialised as PyG does. Returns whether
-    it did; :obj:`False` for a weight that exists.
+    and bias, keeps what its weight has), initialised as PyG does, then by
+    :obj:`init` (given the weight). Returns whether it did; :obj:`False` for a
+    weight that exists. Thread-safe: :obj:`lin.in_channels` is set last, so that a
+    layer whose :obj:`in_channels` is set has its weight ready.
 
     Raises:
         ValueError: If the lazy weight was lost, as torch replaces an uninitialised
@@ -42,21 +52,29 @@ def _materialize_linear(lin: Linear, in_channels: int, owner: torch.nn.Module) -
     """
     if lin.in_channels != -1:
         return False
-    if not is_uninitialized_parameter(lin.weight):
-        raise ValueError("a lazy layer (in_channels=-1) lost its uninitialised weight "
-                         "when it was moved to another device type (torch replaces it "
-                         "on 'meta') before its first input: run one input through it "
-                         "first, or build it under `with torch.device('meta')`")
-    like = next((p for p in owner.parameters() if not is_uninitialized_parameter(p)),
-                lin.weight)
-    lin.in_channels = in_channels
-    with torch.no_grad():
-        lin.weight.materialize((lin.out_channels, in_channels), device=like.device,
-                               dtype=like.dtype)
-        lin.reset_parameters()
-    if hasattr(lin, '_hook'):  # (PyG's hook, which would do the same on a call)
-        lin._hook.remove()
-        del lin._hook
+    with _MATERIALIZING:
+        if lin.in_channels != -1:  # (made meanwhile by another thread)
+            return False
+        if not is_uninitialized_parameter(lin.weight):
+            raise ValueError("a lazy layer (in_channels=-1) lost its uninitialised "
+                             "weight when it was moved to another device type (torch "
+                             "replaces it on 'meta') before its first input: run one "
+                             "input through it first, or build it under `with "
+                             "torch.device('meta')`")
+        like = next((p for p in owner.parameters()
+                     if not is_uninitialized_parameter(p)), lin.weight)
+        with torch.no_grad():
+            lin.weight.materialize((lin.out_channels, in_channels), device=like.device,
+                                   dtype=like.dtype)
+            # (Linear.reset_parameters, for the in_channels set below)
+            reset_weight_(lin.weight, in_channels, lin.weight_initializer)
+            reset_bias_(lin.bias, in_channels, lin.bias_initializer)
+            if init is not None:
+                init(lin.weight)
+        if hasattr(lin, '_hook'):  # (PyG's hook, which would do the same on a call)
+            lin._hook.remove()
+            del lin._hook
+        lin.in_channels = in_channels
     return True
 
 
@@ -434,12 +452,15 @@ class SANConv(MessagePassing):
         zeros(self.bias)
 
     def _reset_filter_weights(self):
-        # Glorot per tap (a lazy layer's weights get theirs once materialised).
-        if self.lin.in_channels == -1:
-            return
-        for weight in self.lin.weight.data.split(self.heads * self.out_channels, dim=-2):
-            glorot(weight)
-            weight.mul_(self.gain)
+        # (a lazy layer's weights get theirs once materialised)
+        if self.lin.in_channels != -1:
+            self._init_taps(self.lin.weight)
+
+    def _init_taps(self, weight: Tensor) -> None:
+        # Glorot per tap, times the gain.
+        for tap in weight.data.split(self.heads * self.out_channels, dim=-2):
+            glorot(tap)
+            tap.mul_(self.gain)
 
     def forward(
         self,
@@ -810,9 +831,7 @@ class SANConv(MessagePassing):
     def _materialize(self, in_channels: int) -> None:
         # The filter weights of a lazy layer, [rows, in_channels], initialised as
         # reset_parameters() does; a no-op once they exist.
-        if self.lin.in_channels == -1 and _materialize_linear(self.lin, in_channels,
-                                                              self):
-            self._reset_filter_weights()
+        _materialize_linear(self.lin, in_channels, self, self._init_taps)
 
     def __repr__(self) -> str:
         return _layer_repr(self, 'J_up', 'J_down', 'J_harmonic', 'heads', 'attention')
