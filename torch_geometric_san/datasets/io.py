@@ -442,13 +442,12 @@ def load_npy(path: str) -> np.ndarray:
             _check_data_size(f, path, tuple(shape), dtype)
             f.seek(0)
             return np.load(f, allow_pickle=False)
-        start = f.tell()
-        problem = _pickle_problem(f.read())
+        pickled = f.read()
+        problem = _pickle_problem(pickled)
         if problem:
             raise ValueError(f"'{path}' holds a pickled array that {problem}")
-        f.seek(start)
-        try:
-            array = RestrictedUnpickler(f).load()
+        try:  # (from the bytes read for the check: the file is read once)
+            array = RestrictedUnpickler(BytesIO(pickled)).load()
         except pickle.UnpicklingError as e:
             raise pickle.UnpicklingError(f"{path}: {e}") from None
         except (EOFError, TypeError, AttributeError, IndexError, ValueError,

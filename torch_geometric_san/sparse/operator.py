@@ -400,24 +400,21 @@ class SparseOperator(_Immutable):
     def _scaled(self) -> 'SparseOperator':
         n = self._square()
         weight = self._fixed('the spectral normalisation')
-        if self.eigenvalue is not None:
-            given = self.eigenvalue.to(weight.device)
-            lam = given.to(weight.dtype)
-            value = given[torch.isinf(lam) & torch.isfinite(given)]  # (one per row)
-            lam = lam[self.index[1]]
+        if self.eigenvalue is not None:  # (one per row: of each entry's row)
+            given = self.eigenvalue.to(weight.device)[self.index[1]]
         else:
             matrix = sp.csr_array((weight.detach().double().cpu().numpy(),
                                    (self.index[1].cpu().numpy(),
                                     self.index[0].cpu().numpy())), shape=(n, n))
-            value = torch.tensor([largest_eigenvalue(matrix, weight.dtype)],
-                                 dtype=torch.float64)
-            lam = value.to(weight.dtype).to(weight.device)
-            value = value[~torch.isfinite(lam.cpu())]
-        if value.numel():  # (the values divided by it were 0)
+            given = torch.tensor([largest_eigenvalue(matrix, weight.dtype)],
+                                 dtype=torch.float64, device=weight.device)
+        lam = given.to(weight.dtype)
+        overflowed = given[torch.isinf(lam) & torch.isfinite(given)]
+        if overflowed.numel():  # (the values divided by it were 0)
             raise ValueError(f"the largest eigenvalue of the operator, "
-                             f"{float(value[0]):g}, exceeds the range of its values' "
-                             f"dtype {weight.dtype}; scale the values, or use a wider "
-                             f"dtype, for the spectral normalisation")
+                             f"{float(overflowed[0]):g}, exceeds the range of its "
+                             f"values' dtype {weight.dtype}; scale the values, or use "
+                             f"a wider dtype, for the spectral normalisation")
         return SparseOperator(self.index, weight / torch.where(lam > 0, lam, 1.0), n)
 
     def expand(self, groups: int) -> 'SparseOperator':
@@ -839,12 +836,8 @@ def _tracks_gradient(tensor: Tensor) -> bool:
     # Whether a torch.func gradient transform (grad, vjp, jacrev) differentiates by
     # the tensor, also inside vmap's batching wrappers. (Its wrapper needs a
     # gradient: the transforms also wrap tensors that they do not differentiate by.)
-    functorch = torch._C._functorch
-    while not functorch.is_gradtrackingtensor(tensor):
-        if not functorch.is_batchedtensor(tensor):
-            return False
-        tensor = functorch.get_unwrapped(tensor)
-    return tensor.requires_grad
+    tensor = _unbatched(tensor)
+    return torch._C._functorch.is_gradtrackingtensor(tensor) and tensor.requires_grad
 
 
 def _unbatched(tensor: Tensor) -> Tensor:

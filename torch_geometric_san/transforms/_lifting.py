@@ -148,18 +148,15 @@ def _lift_node_features(x: Tensor, simplices: Tensor, reduce: str,
     if reduce == 'mean':
         # (a finite mean whose sum overflowed: its terms divided first)
         out = out / index.size(1) if bool(torch.isfinite(out).all()) else \
-            _vertex_sum(x, index, wide, index.size(1))
+            _vertex_sum(x.to(wide) / index.size(1), index, wide)
     return out.to(x.dtype)
 
 
-def _vertex_sum(x: Tensor, index: Tensor, dtype: torch.dtype, divisor: int = 1) -> Tensor:
-    # sum_i x[index[:, i]] / divisor in dtype (a new tensor: x is not touched)
+def _vertex_sum(x: Tensor, index: Tensor, dtype: torch.dtype) -> Tensor:
+    # sum_i x[index[:, i]] in dtype (a new tensor: x is not touched)
     out = x[index[:, 0]].to(dtype)
-    if divisor != 1:
-        out /= divisor
     for i in range(1, index.size(1)):
-        term = x[index[:, i]]
-        out += term if divisor == 1 else term.to(dtype) / divisor
+        out += x[index[:, i]]
     return out
 
 
