@@ -452,3 +452,15 @@ def test_a_batch_made_into_one_complex_is_refused_by_its_spectra(complexes):
     with pytest.raises(ValueError, match=r"'spectrum_1' must have shape \[2, 2\].*each "
                        r"complex of the batch"):
         batch.validate()
+
+
+@pytest.mark.parametrize('key', ['simplices_1', 'edge_index'])
+@pytest.mark.parametrize('dtype', [torch.uint8, torch.int8, torch.int16])
+def test_ids_that_would_wrap_when_shifted_are_refused(key, dtype, assert_rejected):
+    # PyG's collate shifted them in their own dtype: the second path's edge (56, 57)
+    # came out as (0, 1) in uint8.
+    edges = torch.stack([torch.arange(99), torch.arange(1, 100)], 1)
+    path = SimplicialComplexData.from_simplices(edges)
+    path[key] = (edges if key == 'simplices_1' else edges.t()).to(dtype)
+    assert_rejected(batch_complexes, ([path, path], ), {}, ValueError,
+                    f"'{key}' of data_list\\[0\\] holds ids in {dtype}")

@@ -424,11 +424,14 @@ def test_validate_accepts_built_complexes_and_their_batches(random_tree, annulus
     # the accessor answered with an empty operator
     ('no_index', "'hodge_weight_1' is given without its index 'hodge_index_1'"),
     # (each passed; the missing order raised a batching error naming no cause)
-    ('simplex_float', "'simplices_1' needs integer vertex ids, of a signed dtype or "
-                      "uint8 \\(found torch.float32"),
+    ('simplex_float', "'simplices_1' needs int64 \\(or int32\\) vertex ids \\(found "
+                      "torch.float32"),
     # (a comparison inside torch failed, also with raise_on_error=False)
-    ('simplex_uint32', "'simplices_1' needs integer vertex ids, of a signed dtype or "
-                       "uint8 \\(found torch.uint32"),
+    ('simplex_uint32', "'simplices_1' needs int64 \\(or int32\\) vertex ids \\(found "
+                       "torch.uint32"),
+    # (batching shifted them in uint8, where they wrapped)
+    ('simplex_uint8', "'simplices_1' needs int64 \\(or int32\\) vertex ids \\(found "
+                      "torch.uint8"),
     ('simplex_unsorted', "'simplices_2' needs the vertex ids of each simplex "
                          "distinct and ascending"),
     ('simplex_repeated', "'simplices_1' lists a 1-simplex more than once"),
@@ -462,8 +465,8 @@ def test_validate_finds_attributes_changed_after_building(annulus, case, match):
         data.simplices_2[0, 2] = 10
     elif case == 'simplex_float':
         data.simplices_1 = data.simplices_1.float()
-    elif case == 'simplex_uint32':
-        data.simplices_1 = data.simplices_1.to(torch.uint32)
+    elif case in ('simplex_uint32', 'simplex_uint8'):
+        data.simplices_1 = data.simplices_1.to(getattr(torch, case.split('_')[1]))
     elif case == 'simplex_unsorted':
         data.simplices_2 = data.simplices_2.flip(1)
     elif case == 'simplex_repeated':
@@ -555,6 +558,37 @@ def test_subgraph_is_the_lifting_of_the_induced_subgraph(subset, assert_data_equ
     kept = subset if subset.dtype == torch.bool else subset.sort().values
     assert_data_equal(data.subgraph(subset), lift(graph.subgraph(kept)))
     assert_data_equal(data, before)
+
+
+@pytest.mark.parametrize('dtype', [torch.uint8, torch.int16, torch.int32])
+def test_subgraph_of_a_complex_with_a_narrow_edge_index(dtype):
+    # (uint8 was read as a mask, int16 failed inside torch's indexing)
+    graph, lift = _lifted_graph()
+    data = lift(graph)
+    reference = data.subgraph(torch.tensor([0, 1, 2]))
+    data.edge_index = data.edge_index.to(dtype)
+    sub = data.subgraph(torch.tensor([0, 1, 2]))
+    assert sub.edge_index.dtype == torch.long
+    assert torch.equal(sub.edge_index, reference.edge_index)
+
+
+def test_int32_operator_indices_give_the_gradients_of_int64_ones():
+    # The transpose's sort key (source * rows + target) wrapped in int32 once rows *
+    # cols reached 2**31: the backward read a scrambled transpose.
+    num_nodes = 47_000
+    edges = torch.stack([torch.arange(num_nodes - 1), torch.arange(1, num_nodes)], 1)
+    data = SimplicialComplexData.from_simplices(edges)
+    narrow = copy.copy(data)
+    narrow.up_index_0 = data.up_index_0.int()
+    assert narrow.validate()
+    value = torch.linspace(0, 1, data.up_index_0.size(1))  # (not symmetric)
+    grads = []
+    for complex_ in (data, narrow):
+        x = torch.randn(num_nodes, 2, generator=torch.Generator().manual_seed(0),
+                        requires_grad=True)
+        out = complex_.operators(0).up.matmul(x, value=value)
+        grads.append(torch.autograd.grad(out.square().sum(), x)[0])
+    assert torch.equal(grads[0], grads[1])
 
 
 def _dense_boundaries(data):

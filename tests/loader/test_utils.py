@@ -144,6 +144,19 @@ def test_a_lifted_graph_keeps_its_induced_subgraph(k, search, monkeypatch):
             else indexed[key] == value, key
 
 
+@pytest.mark.parametrize('dtype', [torch.uint8, torch.int16, torch.int32])
+def test_a_narrow_kept_edge_index_gives_the_same_subcomplex(dtype):
+    # (int16 and uint8 failed inside torch's index_select)
+    torch.manual_seed(0)
+    graph = Data(edge_index=erdos_renyi_graph(30, 0.2), num_nodes=30)
+    data = LiftToCliqueComplex(max_order=2)(graph)
+    seeds = torch.tensor([0, 3, 7])
+    reference = simplicial_subcomplex(data, 1, seeds)
+    data.edge_index = data.edge_index.to(dtype)
+    sub = simplicial_subcomplex(data, 1, seeds)
+    assert torch.equal(sub.edge_index, reference.edge_index)
+
+
 @pytest.mark.parametrize('data, error, pattern', [
     (lambda d: Data(num_nodes=3), TypeError,
      'data must be a SimplicialComplexData, not Data'),

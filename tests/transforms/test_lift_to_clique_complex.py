@@ -477,3 +477,20 @@ def test_vertex_ids_beyond_gudhi_are_refused():
     from torch_geometric_san.transforms.lift_to_clique_complex import _cliques
     with pytest.raises(ValueError, match="beyond the 2147483648 of GUDHI's 32-bit"):
         _cliques(np.array([0]), np.array([2 ** 31 + 5]), 2 ** 31 + 6, 2)
+
+
+@pytest.mark.parametrize('dtype', [torch.uint8, torch.int8, torch.int16, torch.int32])
+def test_a_narrow_edge_index_is_lifted_and_kept_as_long(dtype):
+    # Ids below num_nodes were refused where num_nodes wrapped in the ids' dtype; a
+    # kept narrow edge_index wrapped when batching shifted it.
+    num_nodes = 300 if dtype == torch.uint8 else 200
+    edge_index = torch.tensor([[0, 1, 120], [1, 2, 126]])
+    reference = LiftToCliqueComplex(max_order=1)(Data(edge_index=edge_index,
+                                                      num_nodes=num_nodes))
+    graph = Data(edge_index=edge_index.to(dtype), num_nodes=num_nodes)
+    lifted = LiftToCliqueComplex(max_order=1)(graph)
+    assert graph.edge_index.dtype == dtype  # (the graph is left as it was)
+    assert lifted.edge_index.dtype == torch.long
+    assert torch.equal(lifted.simplices_1, reference.simplices_1)
+    batch = next(iter(DataLoader([lifted, lifted], batch_size=2)))
+    assert torch.equal(batch.edge_index, torch.cat([edge_index, edge_index + num_nodes], 1))

@@ -17,7 +17,8 @@ from torch_geometric_san.data import _interop, algebra
 from torch_geometric_san.sparse import SimplicialOperators, SparseOperator
 from torch_geometric_san.utils.validation import (check_batch, check_bool,
                                                   check_float_dtype, check_has_data,
-                                                  check_int, check_num_nodes,
+                                                  check_edge_index, check_int,
+                                                  check_num_nodes,
                                                   check_simplex_ids, is_index_tensor,
                                                   is_integer_tensor, range_problem,
                                                   rows_problem)
@@ -882,7 +883,7 @@ class SimplicialComplexData(Data):
         r"""Validates the complex, as :meth:`torch_geometric.data.Data.validate`
         validates a graph: besides PyG's checks (``num_nodes``, a kept graph
         ``edge_index``), every ``simplices_k`` is :math:`[N_k, k + 1]` with vertex
-        ids in :math:`[0, N_0)`, distinct and ascending in each row, and no row
+        ids (:obj:`torch.long`, or :obj:`torch.int32`) in :math:`[0, N_0)`, distinct and ascending in each row, and no row
         twice (every order up to :math:`K` present), every feature ``x_k`` has
         :math:`N_k` rows (and :math:`k` is an order of the complex), every stored
         operator has indices in range, of the orders it maps between, and one value
@@ -937,9 +938,10 @@ class SimplicialComplexData(Data):
             if simplices.dim() != 2 or simplices.size(1) != k + 1:
                 problem(f"'simplices_{k}' needs shape [N_{k}, {k + 1}] (found "
                         f"{list(simplices.shape)})")
-            elif not is_integer_tensor(simplices):
-                problem(f"'simplices_{k}' needs integer vertex ids, of a signed "
-                        f"dtype or uint8 (found {simplices.dtype})")
+            elif not is_index_tensor(simplices):
+                # (batching shifts the ids in their own dtype: narrower ones wrap)
+                problem(f"'simplices_{k}' needs int64 (or int32) vertex ids (found "
+                        f"{simplices.dtype})")
             elif message := range_problem(f"'simplices_{k}'", simplices, num_nodes,
                                           'vertex ids'):
                 problem(message)
@@ -1066,7 +1068,7 @@ class SimplicialComplexData(Data):
         rows: Dict[Union[int, str], Tensor] = dict(enumerate(masks))
         values: Dict[str, Any] = {}
         if isinstance(self.edge_index, Tensor):
-            edge_index = self.edge_index
+            edge_index = check_edge_index(self.edge_index, self.num_nodes)
             rows[GRAPH_EDGES] = keep[edge_index[0].cpu()] & keep[edge_index[1].cpu()]
             values['edge_index'] = new_ids[0].to(edge_index.device)[
                 edge_index[:, rows[GRAPH_EDGES].to(edge_index.device)]]

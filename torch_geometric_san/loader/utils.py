@@ -433,7 +433,7 @@ def _subcomplex(data: SimplicialComplexData, order: int, n_id: Tensor,
         attr_orders = simplex_attr_orders(data, who='simplicial_subcomplex')
     rows: Dict[Union[int, str], Tensor] = dict(enumerate(ids))
     if isinstance(data.edge_index, Tensor):
-        edge_index = data.edge_index
+        edge_index = data.edge_index.long()  # (as edge_rows reads it)
         if graph_rows is None:
             graph_rows = edge_rows(edge_index, data.num_simplices(0))
         # the columns out of the kept vertices whose targets are kept, ascending

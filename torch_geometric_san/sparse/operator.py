@@ -275,7 +275,8 @@ class SparseOperator(_Immutable):
 
     def _structure(self) -> Tuple[Tensor, ...]:
         rows, cols = self.shape
-        src, dst = self.index[0], self.index[1]
+        # (int64: the transpose's sort key src * rows + dst wraps in an int32 index)
+        src, dst = self.index[0].long(), self.index[1].long()
         _check_entries(src, dst, rows, cols)
         ptr = _compressed(index2ptr(dst, rows), max(rows, cols))
         t_perm = torch.argsort(src * rows + dst)

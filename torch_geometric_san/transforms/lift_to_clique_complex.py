@@ -33,7 +33,7 @@ class LiftToCliqueComplex(_Lifting):
       ``x_1`` takes the first occurrence running from the lower to the higher id, or
       else the first occurrence.
     * Self-loops are not simplices. The graph's ``edge_index`` (as given, self-loops
-      and both directions included) and every other attribute (``y``, ``pos``,
+      and both directions included, as :obj:`torch.long`) and every other attribute (``y``, ``pos``,
       ``edge_weight``, masks, ...) are kept (a numeric NumPy array as a tensor, as
       :meth:`~torch_geometric_san.data.SimplicialComplexData.from_simplices` stores
       it), so PyG tools such as
@@ -139,10 +139,12 @@ class LiftToCliqueComplex(_Lifting):
                                  f"after ToSparseTensor), which the lifting does not "
                                  f"read: lift the graph with its edge_index, before "
                                  f"ToSparseTensor")
-        edge_index = (np.empty((2, 0), dtype=np.int64) if data.edge_index is None else
-                      check_edge_index(data.edge_index, num_nodes).detach().cpu().numpy()
-                      .astype(np.int64))
-        src, dst = edge_index
+        # The graph's edge_index is kept in PyG's dtype: batching a narrower one shifts
+        # its ids in that dtype, where they wrap.
+        kept = {} if data.edge_index is None else {
+            'edge_index': check_edge_index(data.edge_index, num_nodes)}
+        src, dst = (kept['edge_index'].cpu().numpy() if kept else
+                    np.empty((2, 0), dtype=np.int64))
         keep = src != dst
         low, high = np.minimum(src, dst)[keep], np.maximum(src, dst)[keep]
         features = {}
@@ -150,7 +152,8 @@ class LiftToCliqueComplex(_Lifting):
             features['x_1'] = self._edge_features(data.edge_attr, low, high, keep,
                                                   num_nodes, forward=(src < dst)[keep])
         return self._complex(data, _cliques(low, high, num_nodes, self.max_order),
-                             num_nodes, consumed=('edge_attr', ), **features)
+                             num_nodes, consumed=('edge_attr', 'edge_index'), **kept,
+                             **features)
 
     def _edge_features(self, edge_attr: Any, low: np.ndarray, high: np.ndarray,
                        keep: np.ndarray, num_nodes: int, forward: np.ndarray) -> Tensor:

@@ -470,7 +470,8 @@ def check_edge_index(edge_index: Any, num_nodes: int) -> torch.Tensor:
         num_nodes (int): The number of vertices.
 
     Returns:
-        torch.Tensor: :obj:`edge_index`.
+        torch.Tensor: :obj:`edge_index` as :obj:`torch.long` (itself where it is one),
+        PyG's index dtype.
 
     Raises:
         TypeError: If it is not a dense tensor of integers, or :obj:`num_nodes` not an
@@ -492,6 +493,8 @@ def check_edge_index(edge_index: Any, num_nodes: int) -> torch.Tensor:
         raise ValueError(f"edge_index must have shape [2, num_edges], got "
                          f"{list(edge_index.shape)}")
     check_has_data(edge_index, 'edge_index')
+    # (in int64: num_nodes wraps in a narrower dtype, refusing valid ids)
+    edge_index = edge_index.long()
     outside = (edge_index < 0) | (edge_index >= num_nodes)
     if bool(outside.any()):
         raise ValueError(f"edge_index holds node {int(edge_index[outside][0])}, out of "
