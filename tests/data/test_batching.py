@@ -464,3 +464,14 @@ def test_ids_that_would_wrap_when_shifted_are_refused(key, dtype, assert_rejecte
     path[key] = (edges if key == 'simplices_1' else edges.t()).to(dtype)
     assert_rejected(batch_complexes, ([path, path], ), {}, ValueError,
                     f"'{key}' of data_list\\[0\\] holds ids in {dtype}")
+
+
+def test_the_first_mismatched_attribute_by_name_is_named(assert_rejected):
+    # The attributes were compared in the order of a set of their names, which
+    # changes with Python's hash seed: another one was named in another run.
+    complexes = [SimplicialComplexData.from_simplices([[0, 1]]) for _ in range(2)]
+    for name in ('echo', 'alpha', 'delta', 'charlie', 'bravo'):
+        complexes[0][name] = torch.zeros(1, 2)
+        complexes[1][name] = torch.zeros(1, 3)
+    assert_rejected(batch_complexes, (complexes, ), {}, ValueError,
+                    "'alpha' of data_list\\[1\\] is torch.float32 of shape \\[1, 3\\]")

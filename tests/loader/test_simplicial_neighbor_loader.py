@@ -265,3 +265,74 @@ def test_an_inference_graph_is_followed():
         loader = SimplicialNeighborLoader(data, [-1], order=0, batch_size=3)
         batch = next(iter(loader))
     assert batch.n_id[batch.edge_index].tolist() == [[0, 1], [1, 0]]
+
+
+def _induced_edges(data, batch):
+    # The graph edges between the batch's vertices, by brute force.
+    vertices = batch.n_id_0 if batch.order > 0 else batch.n_id
+    kept = torch.isin(data.edge_index, vertices).all(0)
+    return data.edge_index[:, kept]
+
+
+def test_spawned_workers_follow_a_graph_edited_in_place(planar):
+    # The version counter recorded for the graph's rows was compared with that of
+    # the spawned worker's copy of the graph, an unrelated number: after an in-place
+    # edit, the worker paired the old rows with the new edges (local ids of -1).
+    data = planar.clone()
+    data.edge_index = data.simplices_1.t().contiguous()
+    data.edge_index.add_(0)  # (one in-place operation before the loader is made)
+    loader = SimplicialNeighborLoader(data, [-1], order=1, batch_size=64,
+                                      num_workers=1, multiprocessing_context='spawn')
+    data.edge_index[1] = data.edge_index[1].roll(7)
+    for batch in loader:
+        edges = batch.n_id_0[batch.edge_index]
+        assert torch.equal(edges, _induced_edges(data, batch))
+
+
+def test_persistent_workers_follow_the_complex_and_the_transform(planar):
+    # Persistent workers kept the transform and the complex they had started with:
+    # a new transform, and attributes set between epochs, never reached the batches.
+    def tag(value):
+        def transform(batch):
+            batch.tag = value
+            return batch
+        return transform
+
+    data = planar.clone()
+    loader = SimplicialNeighborLoader(data, [-1], order=1, batch_size=64,
+                                      num_workers=2, persistent_workers=True,
+                                      transform=tag(1))
+    assert {batch.tag for batch in loader} == {1}
+    workers = loader._iterator
+    assert {batch.tag for batch in loader} == {1} and loader._iterator is workers
+    loader.transform = tag(2)
+    assert {batch.tag for batch in loader} == {2}
+    data.y = torch.arange(data.num_simplices(1))
+    assert all(torch.equal(batch.y, batch.n_id) for batch in loader)
+    data.y.mul_(2)
+    assert all(torch.equal(batch.y, 2 * batch.n_id) for batch in loader)
+
+
+def test_a_batch_holds_its_own_spectra_and_the_class_of_the_complex(planar):
+    # An in-place edit of a batch's spectrum changed the complex's (and so every
+    # later batch's normalisation); the batches of a subclass were the base class.
+    class MyComplex(SimplicialComplexData):
+        pass
+
+    data = MyComplex.from_dict(planar.to_dict())
+    before = data.spectrum_1.clone()
+    for batch in SimplicialNeighborLoader(data, [-1], order=1, batch_size=64):
+        assert type(batch) is MyComplex
+        batch.spectrum_1.mul_(2)
+    assert torch.equal(data.spectrum_1, before)
+
+
+def test_permutation_sampler_draws_as_random_sampler():
+    # Without a generator it drew the permutation from the global generator (about n
+    # draws), where RandomSampler draws one seed for a generator of its own.
+    from torch.utils.data import RandomSampler
+    states = []
+    for sampler in (PermutationSampler(50), RandomSampler(range(50))):
+        torch.manual_seed(0)
+        states.append((list(sampler), torch.get_rng_state()))
+    assert states[0][0] == states[1][0] and torch.equal(states[0][1], states[1][1])

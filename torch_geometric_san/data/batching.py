@@ -203,7 +203,7 @@ def _check_same_attributes(data_list: List[SimplicialComplexData],
     first = data_list[0]
     keys = first._store._mapping.keys() - exclude
     given = {}  # key: (dtype, shape with the concatenated dimension left out)
-    for key in keys:
+    for key in sorted(keys):  # (the first mismatch named the same in every run)
         value = first._store[key]
         if isinstance(value, Tensor) and not _COMPUTED.fullmatch(key):
             given[key] = _layout(first, key, value)

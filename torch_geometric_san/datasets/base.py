@@ -281,7 +281,7 @@ class SharedComplexDataset(InMemoryDataset):
         computed = _computed_keys(built[0]) if built else ('spectrum_0', )
         keys = dict(layout, complex=(*layout.get('complex', ()), *computed))
         out = load_processed(path, **keys)
-        for part in keys if built else layout.keys() - {'complex'}:
+        for part in keys if built else sorted(layout.keys() - {'complex'}):
             unexpected = sorted(out[part].keys() - set(keys[part]))
             if unexpected:
                 raise damaged_file(path, f"its {part} hold {unexpected}, which the "

@@ -1,6 +1,8 @@
 r"""Mini-batches of one large complex: neighbour sampling of k-simplices."""
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
+import weakref
+
 import torch
 from torch import Tensor
 
@@ -61,6 +63,16 @@ class SimplicialNeighborLoader(torch.utils.data.DataLoader):
     sampling runs where :obj:`data` lives: keep it on
     the CPU and move each batch (``batch.to(device)``).
 
+    Changes to :obj:`data` after the loader was made (attributes set or replaced,
+    tensors edited in place) and a new :attr:`transform` reach the next batch made
+    in this process (:obj:`num_workers=0`, as in PyG) and, with worker processes, the
+    next epoch: worker processes get the complex and the transform as they are when
+    they start (batches made ahead in them keep the state they were made with), and
+    persistent workers (:obj:`persistent_workers=True`) are started again for an
+    epoch where either changed. Attributes that belong to no simplices (e.g. a
+    graph-level tensor) are the complex's own tensors in every batch, as in PyG's
+    loaders: a transform should not edit them in place.
+
     For DistributedDataParallel, give each rank its share of the seeds, e.g.
     ``sampler=DistributedSampler(range(len(input_ids)), ...)`` (see
     ``docs/distributed.md``).
@@ -100,8 +112,7 @@ class SimplicialNeighborLoader(torch.utils.data.DataLoader):
             a :obj:`sampler` (or :obj:`batch_sampler`) that draws with
             replacement (:obj:`replacement=True`, e.g.
             :class:`~torch.utils.data.WeightedRandomSampler`); while iterating,
-            another sampler that gives a seed twice in one batch. Attributes set on :obj:`data` after the loader was
-            made follow their simplices in the next batch, as in PyG.
+            another sampler that gives a seed twice in one batch.
 
     Example:
         >>> from torch_geometric_san.data import SimplicialComplexData
@@ -173,6 +184,18 @@ class SimplicialNeighborLoader(torch.utils.data.DataLoader):
                                                    kwargs.get('generator'))
         super().__init__(range(self.input_ids.numel()), collate_fn=self._collate,
                          **kwargs)
+        self._started: Optional[List[Any]] = None  # (the state persistent workers got)
+
+    def __iter__(self) -> Iterator[Any]:
+        # Persistent workers keep the collate function they were started with (the
+        # DataLoader sends it once): dropped, so that the DataLoader starts new ones,
+        # where the complex or the transform changed since.
+        if self.persistent_workers and self.num_workers > 0:
+            state = self._collate.state()
+            if self._started is not None and not _same_state(state, self._started):
+                self._iterator = None
+            self._started = state
+        return super().__iter__()
 
     def collate_fn(self, index: Union[Tensor, List[int]]) -> Any:
         r"""The mini-batch of the seeds at positions :obj:`index` of the input.
@@ -211,6 +234,13 @@ class SimplicialNeighborLoader(torch.utils.data.DataLoader):
     def __repr__(self) -> str:
         return (f'{self.__class__.__name__}(order={self.order}, '
                 f'num_neighbors={self.simplex_sampler.num_neighbors})')
+
+
+def _same_state(state: List[Any], other: List[Any]) -> bool:
+    # Whether two _Collate.state() are of the same complex and transform.
+    return len(state) == len(other) and all(
+        a[0] == b[0] and a[1]() is b[1]() and a[2:] == b[2:]
+        for a, b in zip(state, other))
 
 
 def _check_transform(transform: Any) -> Any:
@@ -261,6 +291,30 @@ class _Collate:
             self._layout = layout
         return self.edge_rows, self.attr_orders
 
+    def state(self) -> List[Any]:
+        # What the batches depend on, without holding it: (name, weak reference,
+        # version counter) of each value of the complex and of the transform.
+        def entry(name: str, value: Any) -> Tuple[Any, ...]:
+            if not isinstance(value, Tensor):
+                return name, _Strong(value), None
+            return (name, weakref.ref(value),
+                    None if value.is_inference() else value._version)
+        return [entry('transform', self.transform)] + [
+            entry(key, value) for key, value in self.data._store.items()]
+
+    def __getstate__(self) -> Dict[str, Any]:
+        # (sent to spawned workers: the graph's rows as of its contents sent with it)
+        self.current()
+        return self.__dict__.copy()
+
+    def __setstate__(self, state: Dict[str, Any]) -> None:
+        # A tensor's version counter is not pickled: the rows were computed for the
+        # contents of the graph as it was sent, whose own counter is the unpickled one.
+        self.__dict__.update(state)
+        graph = self._graph
+        if isinstance(graph, Tensor) and not graph.is_inference():
+            self._layout = (self._layout[0], graph._version)
+
     def __call__(self, index: Union[Tensor, List[int], int]) -> Any:
         # (one position, not a list, where the DataLoader has batch_size=None)
         seeds = self.input_ids[torch.as_tensor(index, dtype=torch.long).view(-1)]
@@ -281,6 +335,15 @@ class _Collate:
         return batch if self.transform is None else self.transform(batch)
 
 
+class _Strong:
+    # A reference to a value that is not a tensor, called as a weak one is.
+    def __init__(self, value: Any):
+        self.value = value
+
+    def __call__(self) -> Any:
+        return self.value
+
+
 class PermutationSampler(torch.utils.data.Sampler):
     r"""The positions :math:`0, \ldots, n - 1` in a new random order on every
     pass, as :class:`torch.utils.data.RandomSampler` gives them, held as one
@@ -292,7 +355,9 @@ class PermutationSampler(torch.utils.data.Sampler):
     Args:
         n (int): The number of positions.
         generator (torch.Generator, optional): The random generator of the
-            permutations. (default: :obj:`None`, PyTorch's global one)
+            permutations. (default: :obj:`None`: as
+            :class:`~torch.utils.data.RandomSampler`, a generator seeded on each
+            pass by one draw of PyTorch's global one)
     """
     chunk = 65536
 
@@ -307,6 +372,10 @@ class PermutationSampler(torch.utils.data.Sampler):
         return self.n
 
     def __iter__(self) -> Iterator[int]:
-        order = torch.randperm(self.n, generator=self.generator)
+        generator = self.generator
+        if generator is None:  # (as RandomSampler: one draw of the global generator)
+            generator = torch.Generator().manual_seed(
+                int(torch.empty((), dtype=torch.int64).random_()))
+        order = torch.randperm(self.n, generator=generator)
         for part in order.split(self.chunk):
             yield from part.tolist()

@@ -428,7 +428,7 @@ def _subcomplex(data: SimplicialComplexData, order: int, n_id: Tensor,
     ids = _closure(data, order, n_id)
     if adjacency is None:
         adjacency = [SimplicialAdjacency(data, j) for j in range(order + 1)]
-    out = SimplicialComplexData(num_nodes=ids[0].numel())
+    out = type(data)(num_nodes=ids[0].numel())  # (a subclass stays itself, as in PyG)
     if attr_orders is None:
         attr_orders = simplex_attr_orders(data, who='simplicial_subcomplex')
     rows: Dict[Union[int, str], Tensor] = dict(enumerate(ids))
@@ -448,7 +448,7 @@ def _subcomplex(data: SimplicialComplexData, order: int, n_id: Tensor,
         match = _COMPUTED.fullmatch(key)  # built per order; spectra of orders <= k kept
         if match is not None:
             if match.group(1) == 'spectrum' and int(match.group(4)) <= order:
-                out[key] = value
+                out[key] = value.clone()  # (a batch's, as its computed operators)
         elif key not in attr_orders and key not in out._store:
             out[key] = value
     out.update(_select_attr_rows(data, attr_orders, rows))  # dropped above order k
