@@ -174,6 +174,18 @@ def test_exports_refuse_a_signal_of_the_wrong_length(export):
             export(data)
 
 
+@pytest.mark.parametrize('export', [
+    pytest.param(lambda data: data.to_toponetx(), marks=needs_toponetx),
+    lambda data: data.to_networkx(),
+])
+def test_exports_refuse_a_signal_above_the_order(export):
+    # It was left out of the export, silently.
+    data = SimplicialComplexData.from_simplices([[0, 1], [1, 2], [0, 2]])
+    data.x_2 = torch.ones(1, 4)
+    with pytest.raises(ValueError, match="'x_2' is given but the complex has order 1"):
+        export(data)
+
+
 @pytest.mark.parametrize('call, error, match', [
     pytest.param(lambda data: data.to_toponetx(signal=['x']), TypeError,
                  "signal must be an attribute name", marks=needs_toponetx),

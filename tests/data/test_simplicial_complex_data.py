@@ -702,6 +702,17 @@ def test_subgraph_edge_subgraph_and_concat_refusals(assert_rejected):
         assert_rejected(data.subgraph, (subset, ), {}, error, match)
 
 
+def test_subgraph_refuses_a_sampled_sub_complex(assert_rejected):
+    # It kept batch_size: after LargestConnectedComponents as the loader's transform,
+    # the loss rows out[:batch_size] held simplices that were not seeds.
+    from torch_geometric_san.loader import simplicial_subcomplex
+    graph, lift = _lifted_graph()
+    sample = simplicial_subcomplex(lift(graph), 1, torch.tensor([0, 3]))
+    sample.batch_size = 2
+    assert_rejected(sample.subgraph, (torch.tensor([0, 1]), ), {}, ValueError,
+                    "subgraph got a sampled sub-complex \\(it has a 'batch_size'\\)")
+
+
 def test_operators_are_kept_while_their_tensors_are_unchanged():
     # data.operators(k) at every step of a loop built the value anew, and its
     # derived forms (compressed rows, ...) were derived again at every step.

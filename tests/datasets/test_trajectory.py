@@ -99,3 +99,10 @@ def test_reorient_edges_without_triangles(order, dense):
                        dense(*complex.boundary(1), (3, 2)) @ s)
     assert torch.equal(dense(*flipped.hodge_laplacian(1), (2, 2)),
                        s @ dense(*complex.hodge_laplacian(1), (2, 2)) @ s)
+
+
+@pytest.mark.parametrize('rng', [None, 0, np.random.RandomState(0)])
+def test_random_orientation_needs_a_generator(rng):
+    # (an AttributeError inside it)
+    with pytest.raises(TypeError, match="'rng' must be a numpy.random.Generator"):
+        random_orientation(3, rng)

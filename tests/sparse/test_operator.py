@@ -296,6 +296,17 @@ def test_abs_keeps_the_pattern_and_shares_the_compressed_rows():
         SparseOperator.from_index(index, None, dense.shape[0]).abs()
 
 
+@pytest.mark.parametrize('derive', [lambda op: op.shifted(0.5),
+                                    lambda op: op.neighbourhood(True)])
+def test_derived_operators_check_the_entries_first(derive):
+    # shifted() coalesced the entry (1, -1) onto (1, 2) (id modulo the size): a
+    # value in the wrong place, where the products raise.
+    op = SparseOperator(torch.tensor([[0, -1, 2], [0, 1, 2]]),
+                        torch.tensor([1.0, 5.0, 1.0]), 3)
+    with pytest.raises(ValueError, match="entries outside its shape \\(3, 3\\)"):
+        derive(op)
+
+
 def test_shifted_and_expand():
     x = torch.randn(7, 2, dtype=torch.float64)
     eye = torch.eye(7, dtype=torch.float64)

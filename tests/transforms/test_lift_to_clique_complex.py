@@ -147,6 +147,11 @@ BAD_GRAPHS = {
                           ValueError, "node 5, out of range for 3 nodes"),
     'negative-node': (dict(edge_index=torch.tensor([[0, -1], [1, 2]]), num_nodes=3),
                       ValueError, "node -1, out of range"),
+    # (failed inside torch's indexing)
+    'edge-attr-sparse': (dict(edge_index=torch.tensor([[0, 1], [1, 2]]),
+                              edge_attr=torch.ones(2, 1).to_sparse(), num_nodes=3),
+                         TypeError, "edge_attr must be a dense tensor, not "
+                         "torch.sparse_coo"),
     'edge-attr-rows': (dict(edge_index=torch.tensor([[0, 1], [1, 2]]),
                             edge_attr=torch.ones(3, 1), num_nodes=3), ValueError,
                        "edge_attr has 3 rows but edge_index has 2 edges"),

@@ -6,6 +6,7 @@ TopoNetX and networkx hold simplices and their attributes as Python objects, so 
 conversions go through Python containers once per simplex (in C-level ``map``/``zip``
 calls); all the algebra of the complex stays vectorised.
 """
+import re
 from itertools import chain
 from typing import Any, Dict, List, Optional
 
@@ -159,6 +160,16 @@ def _signal(data: Any, k: int) -> Optional[np.ndarray]:
     return np.array(to_numpy(x), copy=True)
 
 
+def _check_signal_orders(data: Any) -> None:
+    # A signal x_k of an order above the complex's has no k-simplices to go to: it
+    # was left out of the export, silently.
+    for key in data.keys():
+        match = re.fullmatch(r'x_(\d+)', key)
+        if match and int(match.group(1)) > data.order:
+            raise ValueError(f"'{key}' is given but the complex has order "
+                             f"{data.order}: it has no simplices to export it with")
+
+
 def _simplex_rows(data: Any, k: int) -> np.ndarray:
     if k == 0:
         return np.arange(data.num_nodes)[:, None]
@@ -176,6 +187,7 @@ def _to_toponetx(data: Any, signal: Optional[str], oriented: bool) -> Any:
         complex.complex[_PADDED_ORDER] = data.order
     if signal is None:
         return complex
+    _check_signal_orders(data)
     empty = {}
     for k in range(data.order + 1):
         x = _signal(data, k)
@@ -223,6 +235,7 @@ def _to_networkx(data: Any, signal: Optional[str], oriented: bool) -> Any:
     edges = _simplex_rows(data, 1).tolist() if data.order >= 1 else []
     graph.add_edges_from(edges)
     if signal is not None:
+        _check_signal_orders(data)
         for k, set_attributes, keys in (
                 (0, nx.set_node_attributes, range(data.num_nodes)),
                 (1, nx.set_edge_attributes, map(tuple, edges))):

@@ -469,9 +469,9 @@ class SimplicialComplexData(Data):
                 :obj:`oriented` not a bool, or an unsigned or bool signal would
                 be negated (:obj:`oriented=True` with simplices stored in the
                 opposite orientation).
-            ValueError: If a signal ``x_k`` has not one row per k-simplex, or a
-                signed integer one would be negated where it holds its type's
-                minimum.
+            ValueError: If a signal ``x_k`` has not one row per k-simplex (or
+                :math:`k` is above the complex's order), or a signed integer one
+                would be negated where it holds its type's minimum.
         """
         return _interop._to_toponetx(self, signal, oriented)
 
@@ -500,8 +500,9 @@ class SimplicialComplexData(Data):
             TypeError: If :obj:`signal` is not a str or :obj:`None`, or
                 :obj:`oriented` not a bool, or an unsigned or bool ``x_1`` would be
                 negated.
-            ValueError: If ``x_0`` or ``x_1`` has not one row per simplex, or a
-                signed integer ``x_1`` would be negated where it holds its type's
+            ValueError: If ``x_0`` or ``x_1`` has not one row per simplex, a
+                signal ``x_k`` is of an order above the complex's, or a signed
+                integer ``x_1`` would be negated where it holds its type's
                 minimum.
         """
         return _interop._to_networkx(self, signal, oriented)
@@ -1049,7 +1050,9 @@ class SimplicialComplexData(Data):
                 or a 1-D integer tensor, or :obj:`attrs` not a dict of names to ints.
             ValueError: If :obj:`subset` is a mask of the wrong size, or holds ids
                 out of range or repeated, or an attribute of :obj:`attrs` does not
-                have the rows of its order.
+                have the rows of its order, or the complex is a sampled sub-complex
+                (it has a ``batch_size``; its seeds and operators are not its
+                own).
 
         Example:
             >>> data = SimplicialComplexData.from_simplices([[0, 1, 2], [1, 2, 3]],
@@ -1062,6 +1065,12 @@ class SimplicialComplexData(Data):
                                                          simplex_attr_orders)
         _check_complex_arg(self, 'the complex', 'take the subgraph of each of its '
                            'complexes (batch.get_example(i)) before batching')
+        if 'batch_size' in self:
+            raise ValueError("subgraph got a sampled sub-complex (it has a "
+                             "'batch_size'), whose first batch_size rows are the seeds "
+                             "that the loss is taken on and whose operators are the full "
+                             "complex's, restricted: take the subgraph of the whole "
+                             "complex before SimplicialNeighborLoader instead")
         keep = torch.zeros(self.num_nodes, dtype=torch.bool)
         keep[check_simplex_ids(subset, self.num_nodes, 0, 'subset').cpu()] = True
         masks, new_ids, simplices, boundaries = self._induced(keep)
@@ -1300,7 +1309,8 @@ def _simplex_list_blocks(items: List[Any]) -> List[np.ndarray]:
     # One array per simplex length, from a list of simplices.
     try:
         lengths = np.fromiter(map(len, items), dtype=np.int64, count=len(items))
-        flat = np.array(list(chain.from_iterable(items)))
+        values = list(chain.from_iterable(items))
+        flat = np.array(values)
     except (TypeError, ValueError) as error:
         raise TypeError(f"each simplex must be a flat sequence of integer vertex ids "
                         f"({error})") from None
@@ -1308,6 +1318,10 @@ def _simplex_list_blocks(items: List[Any]) -> List[np.ndarray]:
         raise ValueError(f"simplex {np.flatnonzero(lengths == 0)[0]} is empty")
     if flat.ndim != 1:
         raise TypeError("each simplex must be a flat sequence of integer vertex ids")
+    if flat.dtype.kind != 'b' and any(isinstance(v, (bool, np.bool_)) for v in values):
+        # (NumPy took [True, 2] for [1, 2])
+        raise TypeError("each simplex must be a flat sequence of integer vertex ids, "
+                        "not bools")
     flat = _as_int_array(flat, 'simplices') if flat.size else flat.astype(np.int64)
     return list(algebra.group_by_length(flat, lengths).values())
 
@@ -1400,8 +1414,9 @@ def _check_attributes(kwargs: Dict[str, Any], sizes: List[int],
             if not isinstance(value, Tensor):
                 raise TypeError(f"{key} must be a tensor or an array, not "
                                 f"{type(value).__name__}")
-            if value.layout != torch.strided:
-                raise TypeError(f"{key} must be a dense tensor, not {value.layout} "
+            if value.layout != torch.strided or value.is_nested:
+                found = 'a nested tensor' if value.is_nested else value.layout
+                raise TypeError(f"{key} must be a dense tensor, not {found} "
                                 f"(use .to_dense())")
             if value.dim() != 2:
                 raise ValueError(f"{key} must have shape [N_{k}, F] = [{sizes[k]}, F], "

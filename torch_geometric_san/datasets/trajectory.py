@@ -95,8 +95,16 @@ def random_orientation(num_simplices: int,
     Returns:
         numpy.ndarray: Signs in :math:`\{-1, +1\}`, shape
         :obj:`[num_simplices]`, dtype int64.
+
+    Raises:
+        TypeError: If :obj:`rng` is not a :class:`numpy.random.Generator`, or
+            :obj:`num_simplices` not an int.
+        ValueError: If :obj:`num_simplices` is negative.
     """
     check_int(num_simplices, "'num_simplices'", minimum=0)
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"'rng' must be a numpy.random.Generator (e.g. "
+                        f"numpy.random.default_rng(seed)), not {type(rng).__name__}")
     return rng.integers(0, 2, size=num_simplices) * 2 - 1
 
 

@@ -333,7 +333,7 @@ class SparseOperator(_Immutable):
 
     def _neighbourhood(self, self_loops: bool) -> 'SparseOperator':
         n = self._square()
-        src, dst = self.index
+        src, dst = self._checked_index()  # (an id out of range indexed elsewhere)
         diag = src == dst
         nonzero = None if self.weight is None else self.weight != 0
         keep = ~diag if nonzero is None else nonzero & ~diag
@@ -375,6 +375,7 @@ class SparseOperator(_Immutable):
 
     def _shifted(self, eps: float) -> 'SparseOperator':
         n = self._square()
+        self._checked_index()  # (_coalesce wrapped an id out of range onto another)
         weight = self._fixed('the harmonic shift')
         diag = self.index[0] == self.index[1]
         value = -eps * weight

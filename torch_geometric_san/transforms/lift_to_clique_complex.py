@@ -160,6 +160,10 @@ class LiftToCliqueComplex(_Lifting):
         # One row per undirected edge in lexicographic order, oriented low -> high.
         if not isinstance(edge_attr, Tensor):
             raise TypeError(f"edge_attr must be a tensor, not {type(edge_attr).__name__}")
+        if edge_attr.layout != torch.strided or edge_attr.is_nested:
+            found = 'a nested tensor' if edge_attr.is_nested else edge_attr.layout
+            raise TypeError(f"edge_attr must be a dense tensor, not {found} (use "
+                            f".to_dense())")
         flow = self.edge_attr == 'flow'
         if edge_attr.dim() not in (1, 2) or (flow and not edge_attr.is_signed()) or \
                 edge_attr.is_complex():

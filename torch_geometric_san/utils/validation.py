@@ -174,8 +174,14 @@ def check_dropout(value: Any, name: str) -> float:
     return p
 
 
+#: The floating dtypes of the complexes' values and the layers' signals.
+_FLOAT_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+
+
 def check_float_dtype(dtype: Any, name: str = "dtype") -> torch.dtype:
-    r"""Checks that :obj:`dtype` is a floating :class:`torch.dtype`.
+    r"""Checks that :obj:`dtype` is a floating :class:`torch.dtype` that torch
+    computes in: :obj:`torch.float16`, :obj:`torch.bfloat16`, :obj:`torch.float32`
+    or :obj:`torch.float64` (the float8 types have no arithmetic).
 
     Args:
         dtype (Any): The argument.
@@ -185,10 +191,11 @@ def check_float_dtype(dtype: Any, name: str = "dtype") -> torch.dtype:
         torch.dtype: :obj:`dtype`.
 
     Raises:
-        TypeError: If it is not a floating :class:`torch.dtype`.
+        TypeError: If it is not one of these.
     """
-    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
-        raise TypeError(f"{name} must be a floating torch.dtype, not {dtype!r}")
+    if dtype not in _FLOAT_DTYPES:
+        raise TypeError(f"{name} must be a floating torch.dtype (float16, bfloat16, "
+                        f"float32 or float64), not {dtype!r}")
     return dtype
 
 
