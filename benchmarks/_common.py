@@ -398,14 +398,21 @@ def publish(args: argparse.Namespace, log: 'RunLog', section: str, block: str,
     ``--no-results``, into :obj:`section` of the results page; :obj:`unit` names
     the log's records in the printed summary."""
     markdown = log.path.with_suffix('.md')
-    markdown.parent.mkdir(parents=True, exist_ok=True)
-    markdown.write_text(block)
+    _report.write_atomically(markdown, block)
     done = (f'Reported {len(log.runs)} {unit}' if args.report_only else
             f'Wall time {log.session["wall_time"]:.0f} s')
     print(f'{done}; wrote {markdown} and {log.path}')
     if args.results:
         write_results(args.results, section, f'{log.path.stem}.py', block, args.device)
         print(f'Updated {args.results}')
+
+
+def _contents(path: Path) -> Optional[str]:
+    # The text of a file, or None where there is none.
+    try:
+        return path.read_text()
+    except FileNotFoundError:
+        return None
 
 
 class RunLog:
@@ -416,7 +423,10 @@ class RunLog:
     time, data-processing times) and one record per training run. With
     :obj:`resume`, the records of an existing file are kept, the runs they
     cover are skipped by the caller (:meth:`done`) and this invocation is added
-    as a further session; without it, the file is started anew.
+    as a further session; without it, the file is started anew. One file
+    belongs to one invocation at a time: a save that finds the file changed
+    since this invocation read or wrote it (another invocation writing the same
+    ``--output``, whose runs the save would drop) raises instead.
 
     Args:
         path (str): The JSON file.
@@ -432,9 +442,10 @@ class RunLog:
         self.path = Path(path)
         self.sessions: List[Dict[str, Any]] = []
         self.runs: List[Dict[str, Any]] = []
-        if resume and self.path.exists():
+        self._found = _contents(self.path)  # (what a save expects to replace)
+        if resume and self._found is not None:
             try:
-                saved = json.loads(self.path.read_text())
+                saved = json.loads(self._found)
                 self.sessions, self.runs = saved['sessions'], saved['runs']
             except (ValueError, KeyError, TypeError) as error:  # JSON or its layout
                 raise ValueError(f"{self.path} is not a run log to continue or report "
@@ -496,10 +507,15 @@ class RunLog:
         if self.session not in self.sessions:  # a report-only invocation
             return
         self.session['wall_time'] = time.perf_counter() - self._start
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix('.json.tmp')
-        tmp.write_text(json.dumps(dict(sessions=self.sessions, runs=self.runs), indent=1))
-        os.replace(tmp, self.path)
+        text = json.dumps(dict(sessions=self.sessions, runs=self.runs), indent=1)
+        with _report.locked(self.path):
+            if _contents(self.path) != self._found:
+                raise RuntimeError(f"{self.path} was written by another invocation "
+                                   f"since this one read it; saving would drop that "
+                                   f"one's runs: give each invocation its own "
+                                   f"--output")
+            _report.write_atomically(self.path, text)
+            self._found = text
 
     def header(self, sessions: Optional[List[Dict[str, Any]]] = None) -> str:
         """Markdown lines: the commands, machines, dates and wall times of

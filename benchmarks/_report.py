@@ -5,14 +5,17 @@ It imports neither torch nor the package, so that the TopoNetX worker of
 ``lifting.py`` measures its memory without them.
 """
 import argparse
+import contextlib
 import math
 import os
 import platform
 import re
 import shlex
+import shutil
 import sys
+import tempfile
 from pathlib import Path
-from typing import Callable, List, Optional, Sequence
+from typing import Callable, Iterator, List, Optional, Sequence
 
 
 def at_least(minimum: int) -> Callable[[str], int]:
@@ -121,6 +124,50 @@ def markdown_table(header: List[str], rows: List[List[str]]) -> str:
     return '\n'.join(lines)
 
 
+@contextlib.contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """Holds an exclusive advisory lock on ``.<name>.lock`` beside :obj:`path`
+    (waiting for it), so that processes that read, change and write :obj:`path`
+    take turns; nothing where the OS or file system has no advisory locks. (Not
+    on :obj:`path` itself, which :func:`write_atomically` replaces by another
+    file.)"""
+    try:
+        import fcntl
+    except ImportError:  # (Windows)
+        yield
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_name(f'.{path.name}.lock'), 'a') as handle:  # closing unlocks
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        except OSError:  # (a file system without them, e.g. some NFS mounts)
+            pass
+        yield
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Writes :obj:`text` to :obj:`path` through a temporary file of its own in
+    the same directory, renamed into place: a reader finds the old file or the
+    new one, never a part. The file keeps its permissions (a new one gets the
+    umask's)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, partial = tempfile.mkstemp(dir=path.parent, prefix=f'.{path.name}.',
+                                       suffix='.tmp')
+    try:
+        with os.fdopen(handle, 'w') as out:
+            out.write(text)
+        if path.exists():
+            shutil.copymode(path, partial)
+        else:  # (mkstemp's file is the owner's alone)
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(partial, 0o666 & ~umask)
+        os.replace(partial, path)
+    except BaseException:
+        os.unlink(partial)
+        raise
+
+
 def write_results(path: str, title: str, key: str, block: str,
                   device: str = 'cpu') -> None:
     """Puts :obj:`block` into the section ``## <title>`` of the markdown file
@@ -138,7 +185,15 @@ def write_results(path: str, title: str, key: str, block: str,
         title, key = f'{title} on {kind.upper()}', f'{key} --device {kind}'
     begin, end = f'<!-- {key}: begin -->', f'<!-- {key}: end -->'
     marked = f'{begin}\n{block.strip()}\n{end}'
-    text = Path(path).read_text() if os.path.exists(path) else '# Results\n'
+    with locked(Path(path)):  # (another benchmark may be writing its own block)
+        text = Path(path).read_text() if os.path.exists(path) else '# Results\n'
+        write_atomically(Path(path), _with_block(text, path, title, key, begin, end,
+                                                 marked))
+
+
+def _with_block(text: str, path: str, title: str, key: str, begin: str, end: str,
+                marked: str) -> str:
+    # The page :obj:`text` with the block :obj:`marked` in place (write_results).
     if text.count(begin) != text.count(end):
         raise ValueError(f"{path} has {text.count(begin)} '{begin}' but "
                          f"{text.count(end)} '{end}' marker(s): mend the {key} block "
@@ -156,4 +211,4 @@ def write_results(path: str, title: str, key: str, block: str,
             stop = nxt.start() if nxt else len(text)
             text = (text[:stop].rstrip('\n') + f'\n\n{marked}\n\n' +
                     text[stop:]).rstrip('\n') + '\n'
-    Path(path).write_text(text)
+    return text

@@ -190,6 +190,57 @@ def test_run_log_resumes(common, tmp_path):
     assert not common.RunLog(str(path), False, 'cmd 3', 'cpu', {}).runs
 
 
+def test_a_run_log_written_by_another_invocation_is_not_overwritten(common, tmp_path):
+    # Two invocations on one --output (e.g. a job array splitting the seeds): each
+    # saved its own list over the other's, and a shared temporary name made one's
+    # os.replace fail with FileNotFoundError.
+    path = tmp_path / 'runs.json'
+    first = common.RunLog(str(path), True, 'cmd 1', 'cpu', {})
+    second = common.RunLog(str(path), True, 'cmd 2', 'cpu', {})
+    first.add(dict(seed=0))
+    with pytest.raises(RuntimeError, match="written by another invocation since this "
+                                           "one read it"):
+        second.add(dict(seed=1))
+    first.add(dict(seed=2))
+    resumed = common.RunLog(str(path), True, 'cmd 3', 'cpu', {})
+    assert resumed.runs == [dict(seed=0), dict(seed=2)]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ['.runs.json.lock', 'runs.json']
+
+
+def test_write_results_is_atomic_and_keeps_the_page_mode(common, tmp_path, monkeypatch):
+    # The page was truncated and written in place: a process reading it meanwhile
+    # found a part of it (and wrote that back with its own block).
+    path = tmp_path / 'results.md'
+    common.write_results(str(path), 'T', 'k', 'body')
+    os.chmod(path, 0o640)
+    written = []
+    real_replace = os.replace
+
+    def replace(source, target):  # the page as another process would read it
+        written.append(path.read_text())
+        real_replace(source, target)
+
+    monkeypatch.setattr(os, 'replace', replace)
+    common.write_results(str(path), 'T', 'k', 'new body')
+    assert written and 'new body' not in written[0] and 'body' in written[0]
+    assert 'new body' in path.read_text() and (os.stat(path).st_mode & 0o777) == 0o640
+
+
+def test_locked_makes_processes_take_turns(common, tmp_path):
+    # Another process waits for the lock while one holds it.
+    from tests.benchmarks.conftest import BENCHMARKS
+    path = tmp_path / 'page.md'
+    child = [sys.executable, '-c', 'import sys; sys.path.insert(0, sys.argv[1]); '
+             'import _report, pathlib\n'
+             'with _report.locked(pathlib.Path(sys.argv[2])): print("got it")',
+             str(BENCHMARKS), str(path)]
+    with common._report.locked(path):
+        waiting = subprocess.Popen(child, stdout=subprocess.PIPE, text=True)
+        with pytest.raises(subprocess.TimeoutExpired):
+            waiting.communicate(timeout=3)
+    assert waiting.communicate(timeout=60)[0] == 'got it\n'
+
+
 def test_a_run_log_is_resumed_and_reported_with_its_own_settings(common, tmp_path,
                                                                  capsys):
     # Resumed with other settings, the saved runs were skipped as done and reported
