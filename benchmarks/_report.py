@@ -13,7 +13,7 @@ import re
 import shlex
 import shutil
 import sys
-import tempfile
+import uuid
 from pathlib import Path
 from typing import Callable, Iterator, List, Optional, Sequence
 
@@ -136,6 +136,7 @@ def locked(path: Path) -> Iterator[None]:
     except ImportError:  # (Windows)
         yield
         return
+    path = Path(os.path.realpath(path))  # (a link's target: what is written)
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path.with_name(f'.{path.name}.lock'), 'a') as handle:  # closing unlocks
         try:
@@ -148,23 +149,20 @@ def locked(path: Path) -> Iterator[None]:
 def write_atomically(path: Path, text: str) -> None:
     """Writes :obj:`text` to :obj:`path` through a temporary file of its own in
     the same directory, renamed into place: a reader finds the old file or the
-    new one, never a part. The file keeps its permissions (a new one gets the
-    umask's)."""
+    new one, never a part. A link stays a link (its target is written), and the
+    file keeps its permissions (a new one gets the umask's)."""
+    path = Path(os.path.realpath(path))
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, partial = tempfile.mkstemp(dir=path.parent, prefix=f'.{path.name}.',
-                                       suffix='.tmp')
+    partial = path.with_name(f'.{path.name}.{os.getpid()}.{uuid.uuid4().hex}.tmp')
     try:
-        with os.fdopen(handle, 'w') as out:
+        with os.fdopen(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666),
+                       'w') as out:
             out.write(text)
         if path.exists():
             shutil.copymode(path, partial)
-        else:  # (mkstemp's file is the owner's alone)
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(partial, 0o666 & ~umask)
         os.replace(partial, path)
     except BaseException:
-        os.unlink(partial)
+        partial.unlink(missing_ok=True)
         raise
 
 

@@ -226,6 +226,17 @@ def test_write_results_is_atomic_and_keeps_the_page_mode(common, tmp_path, monke
     assert 'new body' in path.read_text() and (os.stat(path).st_mode & 0o777) == 0o640
 
 
+def test_a_linked_results_page_stays_a_link(common, tmp_path):
+    # (the atomic replacement put a plain file in the link's place, and the target
+    # kept the old page)
+    target = tmp_path / 'target.md'
+    target.write_text('# Results\n')
+    link = tmp_path / 'results.md'
+    link.symlink_to(target)
+    common.write_results(str(link), 'T', 'k', 'body')
+    assert link.is_symlink() and 'body' in target.read_text()
+
+
 def test_locked_makes_processes_take_turns(common, tmp_path):
     # Another process waits for the lock while one holds it.
     from tests.benchmarks.conftest import BENCHMARKS

@@ -455,15 +455,26 @@ def test_a_batch_made_into_one_complex_is_refused_by_its_spectra(complexes):
 
 
 @pytest.mark.parametrize('key', ['simplices_1', 'edge_index'])
-@pytest.mark.parametrize('dtype', [torch.uint8, torch.int8, torch.int16])
-def test_ids_that_would_wrap_when_shifted_are_refused(key, dtype, assert_rejected):
+@pytest.mark.parametrize('dtype', [torch.uint8, torch.int8, torch.int16, torch.uint16,
+                                   torch.uint32])
+@pytest.mark.parametrize('collate', ['batch_complexes', 'pyg'])
+def test_ids_that_cannot_be_shifted_are_refused(key, dtype, collate, assert_rejected):
     # PyG's collate shifted them in their own dtype: the second path's edge (56, 57)
-    # came out as (0, 1) in uint8.
+    # came out as (0, 1) in uint8; uint16 and uint32 failed inside torch.
     edges = torch.stack([torch.arange(99), torch.arange(1, 100)], 1)
     path = SimplicialComplexData.from_simplices(edges)
     path[key] = (edges if key == 'simplices_1' else edges.t()).to(dtype)
-    assert_rejected(batch_complexes, ([path, path], ), {}, ValueError,
-                    f"'{key}' of data_list\\[0\\] holds ids in {dtype}")
+    function = batch_complexes if collate == 'batch_complexes' else Batch.from_data_list
+    assert_rejected(function, ([path, path], ), {}, ValueError,
+                    f"'{key}' holds ids in {dtype}, which batching shifts")
+
+
+def test_narrow_ids_of_an_excluded_key_are_left_out():
+    # (refused although they were not batched)
+    path = SimplicialComplexData.from_simplices([[0, 1], [1, 2]])
+    path.edge_index = torch.tensor([[0, 1], [1, 2]], dtype=torch.int16)
+    batch = batch_complexes([path, path], exclude_keys=['edge_index'])
+    assert 'edge_index' not in batch and batch.num_nodes == 6
 
 
 def test_the_first_mismatched_attribute_by_name_is_named(assert_rejected):

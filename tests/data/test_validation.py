@@ -7,6 +7,7 @@ import scipy.sparse as sp
 import torch
 
 from torch_geometric_san.data import SimplicialComplexData
+from torch_geometric_san.utils.validation import check_edge_index
 
 from_simplices = SimplicialComplexData.from_simplices
 from_simplex_tree = SimplicialComplexData.from_simplex_tree
@@ -222,11 +223,21 @@ def test_bad_input_raises_and_leaves_input_unchanged(name, assert_rejected):
     assert_rejected(*CASES[name])
 
 
-def test_a_nested_feature_is_refused():
-    # (it failed inside torch's comparisons; outside CASES, whose check of the
-    # arguments cannot read a nested tensor)
+def test_nested_and_float8_inputs_are_refused():
+    # (they failed inside torch's comparisons; outside CASES, whose check of the
+    # arguments cannot read them)
+    with pytest.raises(TypeError, match="x_1 is torch.float8_e4m3fn, in which torch "
+                                        "has no arithmetic"):
+        from_simplices([[0, 1]], x_1=torch.ones(1, 2).to(torch.float8_e4m3fn))
     with pytest.raises(TypeError, match="x_1 must be a dense tensor, not a nested tensor"):
         from_simplices([[0, 1]], x_1=torch.nested.nested_tensor([torch.ones(2)]))
+    with pytest.raises(TypeError, match="B_1 must be a dense or sparse matrix, not a "
+                                        "nested tensor"):
+        from_incidence([torch.nested.nested_tensor([torch.ones(2), torch.ones(2)])])
+    with pytest.raises(TypeError, match="edge_index must be a dense \\[2, num_edges\\] "
+                                        "tensor, not a nested tensor"):
+        check_edge_index(torch.nested.nested_tensor([torch.ones(2, dtype=torch.long)]),
+                         3)
 
 
 @pytest.mark.parametrize('k, error, pattern', [

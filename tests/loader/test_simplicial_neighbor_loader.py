@@ -317,12 +317,15 @@ def test_a_batch_holds_its_own_spectra_and_the_class_of_the_complex(planar):
     # An in-place edit of a batch's spectrum changed the complex's (and so every
     # later batch's normalisation); the batches of a subclass were the base class.
     class MyComplex(SimplicialComplexData):
-        pass
+        def __init__(self, name='complex', **kwargs):  # (a default the batches must
+            super().__init__(**kwargs)                 # not take: the complex's is
+            self.task = torch.tensor(0)                # copied)
 
     data = MyComplex.from_dict(planar.to_dict())
+    data.task = torch.tensor(7)
     before = data.spectrum_1.clone()
     for batch in SimplicialNeighborLoader(data, [-1], order=1, batch_size=64):
-        assert type(batch) is MyComplex
+        assert type(batch) is MyComplex and int(batch.task) == 7
         batch.spectrum_1.mul_(2)
     assert torch.equal(data.spectrum_1, before)
 

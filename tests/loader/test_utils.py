@@ -434,3 +434,14 @@ def test_single_precision_hodge_to_float_tolerance(delaunay, dense):
     expected = dense(*data.hodge_laplacian(1), (n, n))[n_id][:, n_id]
     torch.testing.assert_close(dense(*sub.hodge_laplacian(1), (n_id.numel(), ) * 2),
                                expected, rtol=1e-6, atol=1e-7)
+
+
+def test_a_sampled_sub_complex_is_not_sampled_again(planar):
+    # Its n_id are ids in the sample and its operators the full complex's restricted
+    # (an upper Laplacian entry lost): batch_size and num_sampled_simplices went
+    # stale silently.
+    sample = next(iter(SimplicialNeighborLoader(planar, [-1], order=1, batch_size=4)))
+    with pytest.raises(ValueError, match="data is a sampled sub-complex"):
+        simplicial_subcomplex(sample, 1, torch.tensor([0]))
+    with pytest.raises(ValueError, match="data is a sampled sub-complex"):
+        SimplicialNeighborLoader(sample, [-1], order=1, batch_size=1)

@@ -297,10 +297,15 @@ def test_abs_keeps_the_pattern_and_shares_the_compressed_rows():
 
 
 @pytest.mark.parametrize('derive', [lambda op: op.shifted(0.5),
-                                    lambda op: op.neighbourhood(True)])
+                                    lambda op: op.neighbourhood(True),
+                                    lambda op: op.to_dense(), lambda op: op.scaled(),
+                                    lambda op: SparseOperator(
+                                        op.index, op.weight, 3,
+                                        torch.ones(3)).scaled()])
 def test_derived_operators_check_the_entries_first(derive):
-    # shifted() coalesced the entry (1, -1) onto (1, 2) (id modulo the size): a
-    # value in the wrong place, where the products raise.
+    # shifted() coalesced the entry (1, -1) onto (1, 2) (id modulo the size), and
+    # to_dense() put it there: a value in the wrong place, where the products raise;
+    # scaled() failed inside SciPy (or read the eigenvalue of row -1).
     op = SparseOperator(torch.tensor([[0, -1, 2], [0, 1, 2]]),
                         torch.tensor([1.0, 5.0, 1.0]), 3)
     with pytest.raises(ValueError, match="entries outside its shape \\(3, 3\\)"):
@@ -450,6 +455,10 @@ def test_invalid_operators():
     assert moved.index.dtype == torch.long and moved.weight.dtype == torch.float64
     with pytest.raises(TypeError, match="must be floating-point, got torch.int64"):
         weighted.to(torch.zeros(1, dtype=torch.long))
+    # (accepted; its products and derived forms failed inside torch)
+    with pytest.raises(TypeError, match="must be floating-point, got "
+                                        "torch.float8_e4m3fn"):
+        weighted.to(torch.float8_e4m3fn)
 
 
 def test_rectangular_operator_and_its_transpose():

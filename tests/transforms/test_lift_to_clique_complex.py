@@ -228,7 +228,8 @@ def test_bad_options(kwargs, error, pattern):
         LiftToCliqueComplex(**kwargs)
 
 
-@pytest.mark.parametrize('dtype', [torch.int64, 'float32', np.float32, None])
+@pytest.mark.parametrize('dtype', [torch.int64, 'float32', np.float32, None,
+                                   torch.float8_e5m2])
 def test_bad_dtype_is_refused_by_the_constructor(dtype):
     # (not only when the first graph is lifted)
     with pytest.raises(TypeError, match="dtype must be a floating torch.dtype"):

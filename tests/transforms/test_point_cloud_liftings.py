@@ -217,6 +217,10 @@ def test_the_mean_of_half_precision_features_does_not_overflow(dtype):
 @pytest.mark.parametrize('data, error, pattern', [
     (Data(x=torch.ones(3, 1)), ValueError, "has no 'pos'"),
     (Data(pos=torch.ones(3, 2, dtype=torch.long)), TypeError, "pos must be a floating"),
+    # (failed inside torch's isfinite)
+    (Data(pos=torch.ones(3, 2).to(torch.float8_e4m3fn)), TypeError,
+     "pos must be a floating tensor \\[N, D\\] \\(float16, bfloat16, float32 or "
+     "float64\\), got torch.float8_e4m3fn"),
     (Data(pos=torch.ones(3)), ValueError, r"pos must have shape \[N, D\]"),
     (Data(pos=torch.tensor([[0., float('nan')]])), ValueError, "NaN or infinite"),
     # (the vertices silently became the points, whatever num_nodes said)

@@ -28,8 +28,6 @@ from torch_geometric_san.utils.validation import check_int
 
 __all__ = ['pad_order', 'batch_complexes']
 
-#: Integer dtypes in which batching's shifted ids wrap (_check_id_dtypes).
-_NARROW_IDS = (torch.uint8, torch.int8, torch.int16)
 
 
 def pad_order(data: SimplicialComplexData, order: int) -> SimplicialComplexData:
@@ -116,7 +114,8 @@ def batch_complexes(data_list: Sequence[SimplicialComplexData],
             beyond the simplices of one (e.g. feature widths): PyG's collate would
             drop or promote them silently, or fail inside :func:`torch.cat`; or if
             ids that batching shifts (``simplices_k``, a graph's ``edge_index``) are
-            of a dtype narrower than :obj:`torch.int32`, in which they would wrap.
+            of another integer dtype than :obj:`torch.int64` or :obj:`torch.int32`
+            (:meth:`~torch_geometric_san.data.SimplicialComplexData.__inc__`).
 
     Example:
         >>> edge = SimplicialComplexData.from_simplices([[0, 1]])
@@ -140,7 +139,6 @@ def batch_complexes(data_list: Sequence[SimplicialComplexData],
     padded = _pad_features([pad_order(data, order) if data.order < order else data
                             for data in data_list])
     _check_same_attributes(padded, set(exclude_keys or ()))
-    _check_id_dtypes(padded)
     return Batch.from_data_list(padded, follow_batch=follow_batch,
                                 exclude_keys=exclude_keys)
 
@@ -232,21 +230,6 @@ def _check_same_attributes(data_list: List[SimplicialComplexData],
                                  f"data_list[0] is {a.dtype} of shape {list(a.shape)}: "
                                  f"the complexes of a batch need the same dtypes and "
                                  f"sizes beyond the simplices (the same feature widths)")
-
-
-def _check_id_dtypes(data_list: List[SimplicialComplexData]) -> None:
-    # PyG's collate shifts ids (simplices_k, operator indices, a graph's edge_index)
-    # by the counts of the complexes before them in the ids' own dtype (a 0-d int64
-    # increment does not promote): in a dtype narrower than int32 they wrap, silently.
-    for i, data in enumerate(data_list):
-        for key, value in data._store.items():
-            if isinstance(value, Tensor) and value.dtype in _NARROW_IDS:
-                inc = data.__inc__(key, value)
-                if bool(inc.any()) if isinstance(inc, Tensor) else inc != 0:
-                    raise ValueError(f"'{key}' of data_list[{i}] holds ids in "
-                                     f"{value.dtype}, which batching shifts by the "
-                                     f"counts before them in that dtype, where they "
-                                     f"wrap: store them as torch.long")
 
 
 def _layout(data: SimplicialComplexData, key: str, value: Tensor) -> Tuple[Any, ...]:

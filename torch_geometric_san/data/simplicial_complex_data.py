@@ -15,7 +15,8 @@ from torch_geometric.data.storage import GlobalStorage
 
 from torch_geometric_san.data import _interop, algebra
 from torch_geometric_san.sparse import SimplicialOperators, SparseOperator
-from torch_geometric_san.utils.validation import (check_batch, check_bool,
+from torch_geometric_san.utils.validation import (FLOAT_DTYPES, check_batch,
+                                                  check_bool,
                                                   check_float_dtype, check_has_data,
                                                   check_edge_index, check_int,
                                                   check_num_nodes,
@@ -32,6 +33,9 @@ _COMPUTED = re.compile(r'(simplices|spectrum|(boundary|down|up|hodge)_(index|wei
 _INCREMENTED = re.compile(r'(simplices|boundary_index|down_index|up_index|'
                           r'hodge_index)_(\d+)')
 _FEATURE = re.compile(r'x_(\d+)')
+#: Integer dtypes of ids that batching cannot shift (SimplicialComplexData.__inc__).
+_UNSHIFTABLE_IDS = (torch.uint8, torch.int8, torch.int16, torch.uint16, torch.uint32,
+                    torch.uint64)
 _OPERATOR_INDEX = re.compile(r'(boundary|down|up|hodge)_index_(\d+)')
 _OPERATOR_WEIGHT = re.compile(r'(boundary|down|up|hodge)_weight_(\d+)')
 _PER_ORDER = re.compile(r'.+_(\d+)')
@@ -1165,6 +1169,25 @@ class SimplicialComplexData(Data):
     # Batching ----------------------------------------------------------------------
 
     def __inc__(self, key: str, value: Any, *args: Any, **kwargs: Any) -> Any:
+        r"""What batching adds to :obj:`value` of :obj:`key` (as in PyG): the
+        vertex count for ``simplices_k``, the simplex counts for the operators'
+        indices, PyG's increments for the rest.
+
+        Raises:
+            ValueError: If ids that it shifts are of another integer dtype than
+                :obj:`torch.int64` or :obj:`torch.int32`: PyG shifts them in their
+                own dtype, where narrower ones wrap (silently) and wider unsigned
+                ones fail inside torch.
+        """
+        inc = self._increment(key, value, *args, **kwargs)
+        if isinstance(value, Tensor) and value.dtype in _UNSHIFTABLE_IDS and (
+                bool(inc.any()) if isinstance(inc, Tensor) else inc != 0):
+            raise ValueError(f"'{key}' holds ids in {value.dtype}, which batching "
+                             f"shifts by the counts before them in that dtype (where "
+                             f"they wrap, or fail): store them as torch.long")
+        return inc
+
+    def _increment(self, key: str, value: Any, *args: Any, **kwargs: Any) -> Any:
         match = _INCREMENTED.fullmatch(key)
         if match is None:
             return super().__inc__(key, value, *args, **kwargs)
@@ -1330,6 +1353,9 @@ def _as_incidence(matrix: IncidenceInput, k: int) -> sp.csc_array:
     # A canonical float32 CSC copy of B_k, checked entry by entry.
     name = f"B_{k}"
     if isinstance(matrix, Tensor):
+        if matrix.is_nested:
+            raise TypeError(f"{name} must be a dense or sparse matrix, not a nested "
+                            f"tensor")
         check_has_data(matrix, name)
         if matrix.is_floating_point():  # (NumPy has no bfloat16, SciPy no float16)
             matrix = matrix.double()
@@ -1418,6 +1444,9 @@ def _check_attributes(kwargs: Dict[str, Any], sizes: List[int],
                 found = 'a nested tensor' if value.is_nested else value.layout
                 raise TypeError(f"{key} must be a dense tensor, not {found} "
                                 f"(use .to_dense())")
+            if value.is_floating_point() and value.dtype not in FLOAT_DTYPES:
+                raise TypeError(f"{key} is {value.dtype}, in which torch has no "
+                                f"arithmetic: convert it (e.g. to float32)")
             if value.dim() != 2:
                 raise ValueError(f"{key} must have shape [N_{k}, F] = [{sizes[k]}, F], "
                                  f"got {list(value.shape)} (use .view(-1, 1) for one "

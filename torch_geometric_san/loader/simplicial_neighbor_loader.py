@@ -292,8 +292,10 @@ class _Collate:
         return self.edge_rows, self.attr_orders
 
     def state(self) -> List[Any]:
-        # What the batches depend on, without holding it: (name, weak reference,
-        # version counter) of each value of the complex and of the transform.
+        # What the batches depend on: (name, reference, version counter) of the
+        # transform and of each value of the complex, tensors by weak reference
+        # and version (not kept alive), other values by identity (changes inside
+        # them, e.g. an item appended to a list, are not seen).
         def entry(name: str, value: Any) -> Tuple[Any, ...]:
             if not isinstance(value, Tensor):
                 return name, _Strong(value), None

@@ -428,12 +428,15 @@ def _subcomplex(data: SimplicialComplexData, order: int, n_id: Tensor,
     ids = _closure(data, order, n_id)
     if adjacency is None:
         adjacency = [SimplicialAdjacency(data, j) for j in range(order + 1)]
-    out = type(data)(num_nodes=ids[0].numel())  # (a subclass stays itself, as in PyG)
+    # A subclass stays itself, as in PyG, without its __init__ (which may need
+    # arguments, or set defaults that the copy below would keep)
+    out = type(data).__new__(type(data))
+    SimplicialComplexData.__init__(out, num_nodes=ids[0].numel())
     if attr_orders is None:
         attr_orders = simplex_attr_orders(data, who='simplicial_subcomplex')
     rows: Dict[Union[int, str], Tensor] = dict(enumerate(ids))
     if isinstance(data.edge_index, Tensor):
-        edge_index = data.edge_index.long()  # (as edge_rows reads it)
+        edge_index = data.edge_index
         if graph_rows is None:
             graph_rows = edge_rows(edge_index, data.num_simplices(0))
         # the columns out of the kept vertices whose targets are kept, ascending
@@ -442,7 +445,8 @@ def _subcomplex(data: SimplicialComplexData, order: int, n_id: Tensor,
                              lambda queries: adjacency[0]._local_ids(ids[0], queries),
                              symmetric=False)[2]
         kept = perm.index_select(0, pos).sort().values
-        out.edge_index = adjacency[0]._local_ids(ids[0], edge_index.index_select(1, kept))
+        out.edge_index = adjacency[0]._local_ids(
+            ids[0], edge_index.index_select(1, kept).long())  # (as edge_rows reads it)
         rows[GRAPH_EDGES] = kept
     for key, value in data._store.items():
         match = _COMPUTED.fullmatch(key)  # built per order; spectra of orders <= k kept
@@ -481,6 +485,10 @@ def _subcomplex(data: SimplicialComplexData, order: int, n_id: Tensor,
 def _check_one_complex(data: Any) -> None:
     # The sampled complex: one SimplicialComplexData, not a batch, on the CPU.
     _check_complex_arg(data, 'data', 'sample one complex')
+    if 'batch_size' in data:
+        raise ValueError("data is a sampled sub-complex (it has a 'batch_size'), whose "
+                         "ids and operators are those of its sample: sample the whole "
+                         "complex instead")
     devices = {value.device for value in data._store.values()
                if isinstance(value, Tensor)}
     if devices - {torch.device('cpu')}:

@@ -15,7 +15,8 @@ from torch_geometric.utils import is_torch_sparse_tensor, to_edge_index
 from torch_geometric.utils.sparse import index2ptr
 
 from torch_geometric_san.sparse.compiled import available_for
-from torch_geometric_san.utils.validation import (check_bool, check_float_dtype,
+from torch_geometric_san.utils.validation import (FLOAT_DTYPES, check_bool,
+                                                  check_float_dtype,
                                                   check_has_data,
                                                   check_int, check_real, check_slope,
                                                   check_sparse_precision)
@@ -146,7 +147,7 @@ class SparseOperator(_Immutable):
         """
         rows, cols = _check_shape(shape)
         if not isinstance(index, Tensor) or index.dtype != torch.long or \
-                index.layout != torch.strided:
+                index.layout != torch.strided or index.is_nested:
             raise TypeError(f"expected a dense torch.long index tensor of shape "
                             f"[2, nnz], got {_describe(index)}")
         if index.dim() != 2 or index.size(0) != 2:
@@ -154,8 +155,8 @@ class SparseOperator(_Immutable):
                              f"{list(index.shape)}")
         check_has_data(index, 'the index')
         if weight is not None:
-            if not isinstance(weight, Tensor) or not weight.is_floating_point() or \
-                    weight.layout != torch.strided:
+            if not isinstance(weight, Tensor) or weight.dtype not in FLOAT_DTYPES or \
+                    weight.layout != torch.strided or weight.is_nested:
                 raise TypeError(f"expected a dense floating-point weight tensor, got "
                                 f"{_describe(weight)}")
             check_has_data(weight, 'the weight')
@@ -294,6 +295,13 @@ class SparseOperator(_Immutable):
         self.structure()
         return self.index
 
+    def _checked_entries(self) -> Tensor:
+        # The index, its entries checked as _checked_index checks them, without the
+        # compressed rows, for the forms derived once from the entries (which
+        # indexed or coalesced an id out of range silently).
+        _check_entries(self.index[0], self.index[1], *self.shape)
+        return self.index
+
     def transpose_values(self, value: Tensor) -> Tensor:
         r"""The entries :obj:`value` :obj:`[nnz, ...]` of this operator in the
         order of its transpose (kept for the fixed values)."""
@@ -333,7 +341,7 @@ class SparseOperator(_Immutable):
 
     def _neighbourhood(self, self_loops: bool) -> 'SparseOperator':
         n = self._square()
-        src, dst = self._checked_index()  # (an id out of range indexed elsewhere)
+        src, dst = self._checked_entries()
         diag = src == dst
         nonzero = None if self.weight is None else self.weight != 0
         keep = ~diag if nonzero is None else nonzero & ~diag
@@ -375,7 +383,7 @@ class SparseOperator(_Immutable):
 
     def _shifted(self, eps: float) -> 'SparseOperator':
         n = self._square()
-        self._checked_index()  # (_coalesce wrapped an id out of range onto another)
+        self._checked_entries()
         weight = self._fixed('the harmonic shift')
         diag = self.index[0] == self.index[1]
         value = -eps * weight
@@ -402,6 +410,7 @@ class SparseOperator(_Immutable):
     def _scaled(self) -> 'SparseOperator':
         n = self._square()
         weight = self._fixed('the spectral normalisation')
+        self._checked_entries()
         if self.eigenvalue is not None:  # (one per row: of each entry's row)
             given = self.eigenvalue.to(weight.device)[self.index[1]]
         else:
@@ -601,8 +610,9 @@ class SparseOperator(_Immutable):
         weight = self.weight
         if weight is None:
             weight = torch.ones(self.nnz, device=self.index.device)
+        index = self._checked_entries()
         out = weight.new_zeros(self.shape)
-        return out.index_put_((self.index[1], self.index[0]), weight, accumulate=True)
+        return out.index_put_((index[1], index[0]), weight, accumulate=True)
 
     # Devices, pickling -----------------------------------------------------------
 
@@ -612,9 +622,9 @@ class SparseOperator(_Immutable):
         and must be a floating-point one)."""
         # (parsed as torch.nn.Module.to parses them)
         device, dtype, non_blocking, _ = torch._C._nn._parse_to(*args, **kwargs)
-        if dtype is not None and not dtype.is_floating_point:
-            raise TypeError(f"the values of an operator must be floating-point, "
-                            f"got {dtype}")
+        if dtype is not None and dtype not in FLOAT_DTYPES:
+            raise TypeError(f"the values of an operator must be floating-point, got "
+                            f"{dtype} (float16, bfloat16, float32 or float64 are)")
         index = self.index.to(device=device, non_blocking=non_blocking)
         convert = (lambda t: None if t is None else t.to(
             device=device, dtype=dtype, non_blocking=non_blocking))

@@ -11,7 +11,9 @@ from torch_geometric.data import Batch, Data
 from torch_geometric.transforms import BaseTransform
 
 from torch_geometric_san.data import SimplicialComplexData, algebra
-from torch_geometric_san.utils.validation import check_bool, check_has_data, check_int
+from torch_geometric_san.utils.validation import (FLOAT_DTYPES, check_bool,
+                                                  check_float_dtype, check_has_data,
+                                                  check_int)
 
 #: The ways node features are lifted to the simplices above them.
 REDUCES = ('mean', 'sum')
@@ -33,8 +35,7 @@ class _Lifting(BaseTransform):
         lift_x = check_bool(lift_x, 'lift_x')
         if reduce not in REDUCES:
             raise ValueError(f"reduce must be one of {REDUCES}, got {reduce!r}")
-        if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
-            raise TypeError(f"dtype must be a floating torch.dtype, not {dtype!r}")
+        check_float_dtype(dtype)
         self.max_order = max_order
         self.lift_x = lift_x
         self.reduce = reduce
@@ -196,8 +197,9 @@ def _check_pos(pos: Any) -> np.ndarray:
     # pos [N, D] as a float64 array, checked.
     if pos is None:
         raise ValueError("the point cloud has no 'pos' (point coordinates [N, D])")
-    if not isinstance(pos, Tensor) or not pos.is_floating_point():
-        raise TypeError(f"pos must be a floating tensor [N, D], got "
+    if not isinstance(pos, Tensor) or pos.dtype not in FLOAT_DTYPES or pos.is_nested:
+        raise TypeError(f"pos must be a floating tensor [N, D] (float16, bfloat16, "
+                        f"float32 or float64), got "
                         f"{getattr(pos, 'dtype', type(pos).__name__)}")
     if pos.dim() != 2 or pos.size(1) == 0:
         raise ValueError(f"pos must have shape [N, D], got {list(pos.shape)}")

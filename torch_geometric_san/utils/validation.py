@@ -175,7 +175,7 @@ def check_dropout(value: Any, name: str) -> float:
 
 
 #: The floating dtypes of the complexes' values and the layers' signals.
-_FLOAT_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+FLOAT_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 
 
 def check_float_dtype(dtype: Any, name: str = "dtype") -> torch.dtype:
@@ -193,7 +193,7 @@ def check_float_dtype(dtype: Any, name: str = "dtype") -> torch.dtype:
     Raises:
         TypeError: If it is not one of these.
     """
-    if dtype not in _FLOAT_DTYPES:
+    if dtype not in FLOAT_DTYPES:
         raise TypeError(f"{name} must be a floating torch.dtype (float16, bfloat16, "
                         f"float32 or float64), not {dtype!r}")
     return dtype
@@ -217,8 +217,12 @@ def check_float_tensor(value: Any, name: str) -> torch.Tensor:
     if not isinstance(value, torch.Tensor) or not value.is_floating_point():
         got = value.dtype if isinstance(value, torch.Tensor) else type(value).__name__
         raise TypeError(f"'{name}' must be a floating-point tensor (got {got})")
-    if value.layout != torch.strided:
-        raise TypeError(f"'{name}' must be a dense tensor (got a {value.layout} one: "
+    if value.dtype not in FLOAT_DTYPES:
+        raise TypeError(f"'{name}' is {value.dtype}, in which torch has no arithmetic: "
+                        f"convert it to float16, bfloat16, float32 or float64")
+    if value.layout != torch.strided or value.is_nested:
+        found = 'nested' if value.is_nested else value.layout
+        raise TypeError(f"'{name}' must be a dense tensor (got a {found} one: "
                         f"convert it with to_dense())")
     return value
 
@@ -489,6 +493,9 @@ def check_edge_index(edge_index: Any, num_nodes: int) -> torch.Tensor:
     num_nodes = check_int(num_nodes, 'num_nodes', minimum=0)
     if not isinstance(edge_index, torch.Tensor):
         raise TypeError(f"edge_index must be a tensor, not {type(edge_index).__name__}")
+    if edge_index.is_nested:
+        raise TypeError("edge_index must be a dense [2, num_edges] tensor, not a "
+                        "nested tensor")
     if edge_index.layout != torch.strided:
         raise TypeError(f"edge_index must be a dense [2, num_edges] tensor, not "
                         f"{edge_index.layout} (an adjacency matrix: take its "

@@ -369,6 +369,12 @@ def test_cpu_autocast_runs_the_layer_in_its_parameters_dtype(kit, kwargs):
         assert torch.equal(doubling(x, ops), conv(2 * x, ops))
     with pytest.raises(TypeError, match="'x' must be a floating-point tensor"):
         conv([[1.0]], ops)  # (an AttributeError on x.device)
+    # (failed inside torch, after advice to convert the layer to float8)
+    with pytest.raises(TypeError, match="'x' is torch.float8_e4m3fn, in which torch "
+                                        "has no arithmetic"):
+        conv(x.to(torch.float8_e4m3fn), ops)
+    with pytest.raises(TypeError, match="'x' must be a dense tensor \\(got a nested"):
+        conv(torch.nested.nested_tensor([x[0], x[1]]), ops)
 
 
 def test_a_lazy_layer_first_called_by_several_threads(kit):
