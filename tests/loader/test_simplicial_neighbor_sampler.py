@@ -238,3 +238,25 @@ def test_draw_costs_the_cheaper_of_floyd_and_a_shuffle(monkeypatch):
         assert sorted(calls) == expected
         assert ((drawn >= 0) & (drawn < degree[:, None])).all()
         assert (drawn.sort(1).values.diff(dim=1) > 0).all()
+
+
+def test_an_interrupted_sample_leaves_no_simplex_marked_seen(planar, monkeypatch):
+    # The flags were cleared group by group in a Python loop, where a Ctrl-C lands:
+    # the simplices left marked were never drawn again (smaller samples, silently).
+    class Interrupt:  # (a group whose clearing is interrupted)
+        def __index__(self):
+            raise KeyboardInterrupt
+
+    sampler = SimplicialNeighborSampler(planar, 1, [-1])
+    expected = sampler.sample(torch.tensor([0]))[0]
+
+    def hops(frontier, groups):
+        sampler._seen[expected[1:]] = True
+        groups += [Interrupt(), expected[1:]]
+
+    monkeypatch.setattr(sampler, '_hops', hops)
+    with pytest.raises((KeyboardInterrupt, TypeError)):
+        sampler.sample(torch.tensor([0]))
+    monkeypatch.undo()
+    assert not sampler._seen.any()
+    assert torch.equal(sampler.sample(torch.tensor([0]))[0], expected)

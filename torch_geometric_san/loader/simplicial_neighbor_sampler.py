@@ -112,10 +112,12 @@ class SimplicialNeighborSampler(_ScratchTables):
         seen[seeds] = True
         try:
             self._hops(seeds, groups)
-        finally:
-            for group in groups:
-                seen[group] = False
-        return torch.cat(groups), [group.numel() for group in groups]
+            n_id = torch.cat(groups)
+            seen[n_id] = False  # (one statement: an interrupt cannot split it)
+        except BaseException:  # (e.g. Ctrl-C: flags left set hid simplices later)
+            self._scratch()
+            raise
+        return n_id, [group.numel() for group in groups]
 
     def _hops(self, frontier: Tensor, groups: List[Tensor]) -> None:
         # Appends the simplices first reached in each hop to `groups`.
