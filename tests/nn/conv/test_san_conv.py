@@ -377,6 +377,34 @@ def test_cpu_autocast_runs_the_layer_in_its_parameters_dtype(kit, kwargs):
         conv(torch.nested.nested_tensor([x[0], x[1]]), ops)
 
 
+def test_a_lazy_layer_whose_first_call_is_interrupted_is_made_at_the_next(kit,
+                                                                        monkeypatch):
+    # A Ctrl-C between making the weight and initialising it left the layer unusable
+    # (with in_channels=-1 and a weight made, every later call raised that the lazy
+    # weight was lost to another device type).
+    from torch_geometric_san.nn.conv import san_conv
+    data = kit.delaunay(10, seed=3)
+    ops = kit.operators(data, 1)
+    x = torch.randn(data.num_simplices(1), 3)
+    torch.manual_seed(0)
+    conv = SANConv(-1, 8, J_up=2, J_down=2, J_harmonic=2)
+    torch.manual_seed(0)
+    alone = SANConv(-1, 8, J_up=2, J_down=2, J_harmonic=2)
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(san_conv, 'reset_weight_', interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        conv(x, ops)
+    monkeypatch.undo()
+    assert conv.lin.in_channels == -1
+    torch.manual_seed(1)
+    out = conv(x, ops)
+    torch.manual_seed(1)
+    assert torch.equal(out, alone(x, ops))
+
+
 def test_a_lazy_layer_first_called_by_several_threads(kit):
     # (session 28: threads computed with a weight made but not initialised, made it
     # twice, or failed on the uninitialised parameter)

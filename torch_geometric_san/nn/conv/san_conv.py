@@ -7,6 +7,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 from torch.nn import ParameterDict
+from torch.nn.parameter import UninitializedParameter
 
 from torch_geometric.nn.conv import MessagePassing
 from torch_geometric.nn.dense.linear import (Linear, is_uninitialized_parameter,
@@ -63,14 +64,18 @@ def _materialize_linear(lin: Linear, in_channels: int, owner: torch.nn.Module,
                              "torch.device('meta')`")
         like = next((p for p in owner.parameters()
                      if not is_uninitialized_parameter(p)), lin.weight)
-        with torch.no_grad():
-            lin.weight.materialize((lin.out_channels, in_channels), device=like.device,
-                                   dtype=like.dtype)
-            # (Linear.reset_parameters, for the in_channels set below)
-            reset_weight_(lin.weight, in_channels, lin.weight_initializer)
-            reset_bias_(lin.bias, in_channels, lin.bias_initializer)
-            if init is not None:
-                init(lin.weight)
+        try:
+            with torch.no_grad():
+                lin.weight.materialize((lin.out_channels, in_channels),
+                                       device=like.device, dtype=like.dtype)
+                # (Linear.reset_parameters, for the in_channels set below)
+                reset_weight_(lin.weight, in_channels, lin.weight_initializer)
+                reset_bias_(lin.bias, in_channels, lin.bias_initializer)
+                if init is not None:
+                    init(lin.weight)
+        except BaseException:  # (e.g. Ctrl-C: a weight made, not initialised, stayed)
+            lin.weight = UninitializedParameter(device=like.device, dtype=like.dtype)
+            raise
         if hasattr(lin, '_hook'):  # (PyG's hook, which would do the same on a call)
             lin._hook.remove()
             del lin._hook
