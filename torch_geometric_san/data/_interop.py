@@ -6,7 +6,6 @@ TopoNetX and networkx hold simplices and their attributes as Python objects, so 
 conversions go through Python containers once per simplex (in C-level ``map``/``zip``
 calls); all the algebra of the complex stays vectorised.
 """
-import re
 from itertools import chain
 from typing import Any, Dict, List, Optional
 
@@ -163,8 +162,9 @@ def _signal(data: Any, k: int) -> Optional[np.ndarray]:
 def _check_signal_orders(data: Any) -> None:
     # A signal x_k of an order above the complex's has no k-simplices to go to: it
     # was left out of the export, silently.
+    from torch_geometric_san.data.simplicial_complex_data import _FEATURE
     for key in data.keys():
-        match = re.fullmatch(r'x_(\d+)', key)
+        match = _FEATURE.fullmatch(key)
         if match and int(match.group(1)) > data.order:
             raise ValueError(f"'{key}' is given but the complex has order "
                              f"{data.order}: it has no simplices to export it with")

@@ -16,7 +16,7 @@ from torch_geometric.data.storage import GlobalStorage
 from torch_geometric_san.data import _interop, algebra
 from torch_geometric_san.sparse import SimplicialOperators, SparseOperator
 from torch_geometric_san.utils.validation import (FLOAT_DTYPES, check_batch,
-                                                  check_bool,
+                                                  check_bool, check_dense,
                                                   check_float_dtype, check_has_data,
                                                   check_edge_index, check_int,
                                                   check_num_nodes,
@@ -888,7 +888,8 @@ class SimplicialComplexData(Data):
         r"""Validates the complex, as :meth:`torch_geometric.data.Data.validate`
         validates a graph: besides PyG's checks (``num_nodes``, a kept graph
         ``edge_index``), every ``simplices_k`` is :math:`[N_k, k + 1]` with vertex
-        ids (:obj:`torch.long`, or :obj:`torch.int32`) in :math:`[0, N_0)`, distinct and ascending in each row, and no row
+        ids (:obj:`torch.long`, or :obj:`torch.int32`) in :math:`[0, N_0)`,
+        distinct and ascending in each row, and no row
         twice (every order up to :math:`K` present), every feature ``x_k`` has
         :math:`N_k` rows (and :math:`k` is an order of the complex), every stored
         operator has indices in range, of the orders it maps between, and one value
@@ -1440,10 +1441,7 @@ def _check_attributes(kwargs: Dict[str, Any], sizes: List[int],
             if not isinstance(value, Tensor):
                 raise TypeError(f"{key} must be a tensor or an array, not "
                                 f"{type(value).__name__}")
-            if value.layout != torch.strided or value.is_nested:
-                found = 'a nested tensor' if value.is_nested else value.layout
-                raise TypeError(f"{key} must be a dense tensor, not {found} "
-                                f"(use .to_dense())")
+            check_dense(value, key)
             if value.is_floating_point() and value.dtype not in FLOAT_DTYPES:
                 raise TypeError(f"{key} is {value.dtype}, in which torch has no "
                                 f"arithmetic: convert it (e.g. to float32)")

@@ -298,7 +298,7 @@ class _Collate:
         # them, e.g. an item appended to a list, are not seen).
         def entry(name: str, value: Any) -> Tuple[Any, ...]:
             if not isinstance(value, Tensor):
-                return name, _Strong(value), None
+                return name, lambda: value, None
             return (name, weakref.ref(value),
                     None if value.is_inference() else value._version)
         return [entry('transform', self.transform)] + [
@@ -335,15 +335,6 @@ class _Collate:
         batch.batch_size = seeds.numel()
         batch.num_sampled_simplices = num_sampled
         return batch if self.transform is None else self.transform(batch)
-
-
-class _Strong:
-    # A reference to a value that is not a tensor, called as a weak one is.
-    def __init__(self, value: Any):
-        self.value = value
-
-    def __call__(self) -> Any:
-        return self.value
 
 
 class PermutationSampler(torch.utils.data.Sampler):

@@ -9,7 +9,8 @@ from torch_geometric.data import Data
 
 from torch_geometric_san.data import SimplicialComplexData, algebra
 from torch_geometric_san.transforms._lifting import _as_column, _Lifting
-from torch_geometric_san.utils.validation import check_edge_index, check_num_nodes
+from torch_geometric_san.utils.validation import (check_dense, check_edge_index,
+                                                  check_num_nodes)
 
 #: The ways ``edge_attr`` is lifted.
 EDGE_ATTRS = ('flow', 'feature')
@@ -33,8 +34,9 @@ class LiftToCliqueComplex(_Lifting):
       ``x_1`` takes the first occurrence running from the lower to the higher id, or
       else the first occurrence.
     * Self-loops are not simplices. The graph's ``edge_index`` (as given, self-loops
-      and both directions included, as :obj:`torch.long`) and every other attribute (``y``, ``pos``,
-      ``edge_weight``, masks, ...) are kept (a numeric NumPy array as a tensor, as
+      and both directions included, as :obj:`torch.long`) and every other attribute
+      (``y``, ``pos``, ``edge_weight``, masks, ...) are kept (a numeric NumPy array
+      as a tensor, as
       :meth:`~torch_geometric_san.data.SimplicialComplexData.from_simplices` stores
       it), so PyG tools such as
       :func:`torch_geometric.utils.to_networkx` still see the graph, and batching
@@ -160,10 +162,7 @@ class LiftToCliqueComplex(_Lifting):
         # One row per undirected edge in lexicographic order, oriented low -> high.
         if not isinstance(edge_attr, Tensor):
             raise TypeError(f"edge_attr must be a tensor, not {type(edge_attr).__name__}")
-        if edge_attr.layout != torch.strided or edge_attr.is_nested:
-            found = 'a nested tensor' if edge_attr.is_nested else edge_attr.layout
-            raise TypeError(f"edge_attr must be a dense tensor, not {found} (use "
-                            f".to_dense())")
+        check_dense(edge_attr, 'edge_attr')
         flow = self.edge_attr == 'flow'
         if edge_attr.dim() not in (1, 2) or (flow and not edge_attr.is_signed()) or \
                 edge_attr.is_complex():

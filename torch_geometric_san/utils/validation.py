@@ -227,6 +227,21 @@ def check_float_tensor(value: Any, name: str) -> torch.Tensor:
     return value
 
 
+def check_dense(value: torch.Tensor, name: str) -> None:
+    r"""Checks that a tensor is dense: neither of a sparse layout nor nested.
+
+    Args:
+        value (torch.Tensor): The tensor.
+        name (str): Its name, for the error message.
+
+    Raises:
+        TypeError: If it is sparse or nested.
+    """
+    if value.layout != torch.strided or value.is_nested:
+        found = 'a nested tensor' if value.is_nested else value.layout
+        raise TypeError(f"{name} must be a dense tensor, not {found} (use .to_dense())")
+
+
 def check_sparse_precision(x: torch.Tensor) -> None:
     r"""Checks that the sparse products can take :obj:`x`: torch's CPU kernels of
     compressed-row products take neither float16 nor bfloat16.
