@@ -167,6 +167,11 @@ CASES = {
     # (NumPy took [True, 2] for [1, 2])
     'bool-among-vertex-ids': (from_simplices, ([[True, 2]], ), {}, TypeError,
                               "integer vertex ids, not bools"),
+    # (read as 1 too, as 0-d tensors and arrays)
+    'tensor-bool-among-vertex-ids': (from_simplices, ([[torch.tensor(True), 2]], ), {},
+                                     TypeError, "integer vertex ids, not bools"),
+    'array-bool-among-vertex-ids': (from_simplices, ([[0, np.array(True)]], ), {},
+                                    TypeError, "integer vertex ids, not bools"),
     # (accepted, then failed inside torch's conversions naming no argument)
     'float8-dtype': (from_simplices, ([[0, 1]], ), dict(dtype=torch.float8_e4m3fn),
                      TypeError, "dtype must be a floating torch.dtype \\(float16, "

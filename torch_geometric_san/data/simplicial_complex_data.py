@@ -1342,12 +1342,19 @@ def _simplex_list_blocks(items: List[Any]) -> List[np.ndarray]:
         raise ValueError(f"simplex {np.flatnonzero(lengths == 0)[0]} is empty")
     if flat.ndim != 1:
         raise TypeError("each simplex must be a flat sequence of integer vertex ids")
-    if flat.dtype.kind != 'b' and any(isinstance(v, (bool, np.bool_)) for v in values):
+    if flat.dtype.kind != 'b' and any(map(_is_bool, values)):
         # (NumPy took [True, 2] for [1, 2])
         raise TypeError("each simplex must be a flat sequence of integer vertex ids, "
                         "not bools")
     flat = _as_int_array(flat, 'simplices') if flat.size else flat.astype(np.int64)
     return list(algebra.group_by_length(flat, lengths).values())
+
+
+def _is_bool(value: Any) -> bool:
+    # A bool scalar of Python, NumPy or torch (0-d arrays and tensors included).
+    dtype = getattr(value, 'dtype', None)
+    return (isinstance(value, (bool, np.bool_)) or dtype == torch.bool
+            or getattr(dtype, 'kind', None) == 'b')
 
 
 def _as_incidence(matrix: IncidenceInput, k: int) -> sp.csc_array:
