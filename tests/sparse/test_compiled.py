@@ -220,7 +220,8 @@ def test_a_failed_build_warns_once_and_falls_back(monkeypatch, tmp_path):
     monkeypatch.setenv('TGSAN_KERNELS_DIR', str(tmp_path))
     assert compiled.status() == 'not loaded'
     with pytest.warns(RuntimeWarning, match="could not be built or loaded .*no compiler "
-                      rf"here.*delete {tmp_path}.* to build them anew"):
+                      rf"here.*delete {tmp_path}.* to build them anew.*take effect "
+                      r"in a new one\)"):
         assert compiled.grouped_kernels() is None
     assert compiled.status() == 'failed' and not compiled.available_for(torch.zeros(1))
     op = pattern()

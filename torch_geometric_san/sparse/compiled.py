@@ -303,7 +303,8 @@ def _warn_unavailable(error: Exception, directory: Optional[Path]) -> None:
                   f"products run as PyTorch composites (the directory must be the "
                   f"user's and writable by the user alone, also to load a finished "
                   f"build: point TGSAN_KERNELS_DIR at an absolute path to one that is; "
-                  f"{anew}set TGSAN_COMPILED_KERNELS=0 to skip the attempt)",
+                  f"{anew}set TGSAN_COMPILED_KERNELS=0 to skip the attempt; this "
+                  f"process keeps the composites, so these take effect in a new one)",
                   RuntimeWarning, stacklevel=3)
 
 
