@@ -264,6 +264,18 @@ def test_grouped_products_reject_bad_values(assert_rejected):
 
 
 @requires_kernels
+def test_the_kernels_refuse_strided_compressed_rows(assert_rejected):
+    # (the public module read a strided view of the structure's own rows as
+    # another array: a wrong product, or reads outside it)
+    ptr, col = pattern().structure()[:2]
+    value, x = torch.ones(col.numel(), 1), torch.ones(9, 1, 1)
+    for strided in ((torch.stack([ptr, ptr], 1)[:, 0], col),
+                    (ptr, torch.stack([col, col], 1)[:, 0])):
+        assert_rejected(compiled.grouped_kernels().grouped_spmm, (*strided, value, x), {},
+                        RuntimeError, "ptr and col must be contiguous")
+
+
+@requires_kernels
 def test_kernels_in_several_threads_match_composites(both):
     # Rows split between threads (at::parallel_for, 64 rows per task at least);
     # the transposed products and the gradients of targets and sources run serially.

@@ -33,6 +33,8 @@ void check(const torch::Tensor& ptr, const torch::Tensor& col, const torch::Tens
               "grouped kernels run on the CPU");
   TORCH_CHECK(ptr.scalar_type() == col.scalar_type() && ptr.dim() == 1 && col.dim() == 1,
               "ptr and col must be 1-D with one index dtype");
+  // (read through their data pointers: a strided view was read as another array)
+  TORCH_CHECK(ptr.is_contiguous() && col.is_contiguous(), "ptr and col must be contiguous");
   TORCH_CHECK(t.dim() == dim && t.is_contiguous(), name, " must be a contiguous ",
               dim, "-D tensor");
 }
