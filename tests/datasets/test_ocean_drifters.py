@@ -182,6 +182,24 @@ def test_train_test_mask():
     assert mask.sum() == 160 and len(mask) == 200
     np.testing.assert_array_equal(mask, train_test_mask(200, seed=1))
     assert not np.array_equal(mask, train_test_mask(200, seed=2))
+    assert train_test_mask(0, seed=1).shape == (0, )
+    assert train_test_mask(3, seed=0, train_ratio=1).all()
+
+
+# (a ratio outside [0, 1] or a negative count gave a mask of another length)
+@pytest.mark.parametrize('args, kwargs, error, match', [
+    ((200, 1), dict(train_ratio=1.5), ValueError, r"'train_ratio' must lie in \[0, 1\] "
+     r"\(got 1.5\)"),
+    ((200, 1), dict(train_ratio=-0.1), ValueError, "'train_ratio' must lie in"),
+    ((200, 1), dict(train_ratio=float('inf')), ValueError, "'train_ratio' must be finite"),
+    ((200, 1), dict(train_ratio='0.8'), TypeError, "'train_ratio' must be a real number"),
+    ((-5, 1), {}, ValueError, "'num_items'"),
+    ((2.5, 1), {}, TypeError, "'num_items'"),
+    ((200, -1), {}, ValueError, "'seed'"),
+    ((200, 2**32), {}, ValueError, "'seed'"),
+])
+def test_train_test_mask_rejects_bad_arguments(assert_rejected, args, kwargs, error, match):
+    assert_rejected(train_test_mask, args, kwargs, error, match)
 
 
 # ---------------------------------------------------------------------------

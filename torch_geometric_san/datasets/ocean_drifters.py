@@ -17,7 +17,7 @@ from torch_geometric_san.datasets.trajectory import (
     TrajectoryDataset,
     _int_array,
 )
-from torch_geometric_san.utils.validation import check_int
+from torch_geometric_san.utils.validation import check_int, check_real
 
 
 def _import_h5py():
@@ -247,7 +247,7 @@ def drifter_protocol(
 
 def train_test_mask(num_items: int, seed: int,
                     train_ratio: float = 0.8) -> np.ndarray:
-    r"""Returns a boolean training mask with :math:`\mathrm{round}(0.8 n)`
+    r"""Returns a boolean training mask with :math:`\mathrm{round}(r n)`
     entries set, shuffled by :class:`numpy.random.RandomState` with
     :obj:`seed`. With :obj:`seed=1` this is the split of the published code
     (Bodnar et al. 2021).
@@ -255,12 +255,22 @@ def train_test_mask(num_items: int, seed: int,
     Args:
         num_items (int): :math:`n`, the number of items.
         seed (int): The seed of the shuffle.
-        train_ratio (float, optional): The fraction of training items.
-            (default: :obj:`0.8`)
+        train_ratio (float, optional): :math:`r`, the fraction of training items,
+            in :math:`[0, 1]`. (default: :obj:`0.8`)
 
     Returns:
         numpy.ndarray: Boolean, shape :obj:`[n]`, :obj:`True` for training items.
+
+    Raises:
+        TypeError: If an argument is not a number of its kind.
+        ValueError: If :obj:`num_items` is negative, :obj:`seed` outside
+            :math:`[0, 2^{32} - 1]` (NumPy's) or :obj:`train_ratio` outside
+            :math:`[0, 1]`.
     """
+    num_items = check_int(num_items, "'num_items'", minimum=0)
+    seed = check_int(seed, "'seed'", minimum=0, maximum=2**32 - 1)
+    if not 0.0 <= check_real(train_ratio, "'train_ratio'") <= 1.0:
+        raise ValueError(f"'train_ratio' must lie in [0, 1] (got {train_ratio})")
     num_train = round(num_items * train_ratio)
     mask = np.array([1] * num_train + [0] * (num_items - num_train))
     np.random.RandomState(seed).shuffle(mask)
