@@ -7,7 +7,7 @@ TORCH_SPEC ?= torch==2.13.0
 WHEELS ?= ../shared/wheels
 PY := $(VENV)/bin/python
 
-.PHONY: install demo test test-with test-without docs
+.PHONY: install demo test test-with test-without test-floors docs
 
 # pip shows what it downloads and installs (2 to 2.5 minutes on the first run, most of
 # it PyTorch).
@@ -62,6 +62,24 @@ test-with:
 
 test-without:
 	OMP_NUM_THREADS=1 TGSAN_WITHOUT_EXTENSIONS=1 TGSAN_COMPILED_KERNELS=0 $(PY) -m pytest -q -m extensions $(XDIST) $(PYTEST_ARGS)
+
+# The suite at the lowest versions pyproject.toml allows (each `name>=X` pinned to
+# `name==X`, as pip constraints) in a virtual environment of its own, beside PyTorch
+# $(TORCH_SPEC), without torch_scatter/torch_sparse: about 1 minute of downloads and
+# 7 of tests on 2 cores. Not part of `make test` (CI), to keep CI under 10 minutes.
+FLOORS_VENV ?= .venv-floors
+
+test-floors:
+	@echo "==> [1/3] Creating the virtual environment $(FLOORS_VENV) with $(TORCH_SPEC)"
+	$(PYTHON) -m venv $(FLOORS_VENV)
+	$(FLOORS_VENV)/bin/python -m pip install -q "$(TORCH_SPEC)"
+	@echo "==> [2/3] Installing the lowest declared versions of the other dependencies"
+	grep -o '"[A-Za-z][A-Za-z0-9_.-]*>=[0-9.]*"' pyproject.toml | tr -d '"' | \
+		sed 's/>=/==/' | grep -v -e '^torch==' -e '^setuptools==' > $(FLOORS_VENV)/floors.txt
+	$(FLOORS_VENV)/bin/python -m pip install -q -c $(FLOORS_VENV)/floors.txt -e ".[test,datasets,plot]"
+	$(FLOORS_VENV)/bin/python -m pip list | grep -i -E '^(torch|torch[-_]geometric|numpy|scipy|gudhi|h5py|matplotlib|toponetx|tqdm|threadpoolctl|pytest|hypothesis) '
+	@echo "==> [3/3] The test suite"
+	OMP_NUM_THREADS=1 $(FLOORS_VENV)/bin/python -m pytest -q $(XDIST) $(PYTEST_ARGS)
 
 # The documentation (Sphinx), HTML in docs/_build/html; -E re-reads every page, so that
 # every warning shows (and fails the build) on every run.

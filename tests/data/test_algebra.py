@@ -71,7 +71,8 @@ def test_close_under_faces_appends_missing_faces_in_order():
 def test_largest_eigenvalue(n):
     # Dense below DENSE_EIGEN_LIMIT, Lanczos above: both against LAPACK.
     rng = np.random.default_rng(n)
-    B = sp.random_array((n, 2 * n), density=min(1.0, 6 / n), rng=rng)
+    kept = rng.random((n, 2 * n)) < min(1.0, 6 / n)
+    B = sp.csr_array(np.where(kept, rng.random((n, 2 * n)), 0.0))
     M = (B @ B.T).tocsr()
     expected = np.linalg.eigvalsh(M.toarray())[-1]
     assert algebra.largest_eigenvalue(M) == pytest.approx(expected, rel=1e-6)
@@ -308,7 +309,8 @@ def _random_tree(rng: np.random.Generator) -> gudhi.SimplexTree:
     # A clique complex of a random graph up to a random dimension, with isolated
     # vertices, a vertex id above the others and random filtration values.
     n = int(rng.integers(1, 16))
-    pairs = np.array(list(itertools.combinations(range(n), 2))).reshape(-1, 2)
+    pairs = np.array(list(itertools.combinations(range(n), 2)),
+                     dtype=np.int64).reshape(-1, 2)
     edges = pairs[rng.random(len(pairs)) < rng.random()]
     tree = gudhi.SimplexTree()
     for vertex in rng.choice(40, int(rng.integers(0, 3)), replace=False):
@@ -318,6 +320,15 @@ def _random_tree(rng: np.random.Generator) -> gudhi.SimplexTree:
     return tree
 
 
+#: The serialisation _decode_serialised reads is GUDHI's from 3.13 on; with an older
+#: GUDHI the package reads trees with its iterator (tested throughout).
+requires_decodable_gudhi = pytest.mark.skipif(
+    gudhi.SimplexTree().__getstate__()[:6].tobytes() != algebra._HEADER,
+    reason=f"GUDHI {gudhi.__version__} serialises simplex trees in another format than "
+           f"3.13's (the package reads them with its iterator instead)")
+
+
+@requires_decodable_gudhi
 @pytest.mark.parametrize('seed', range(40))
 def test_simplex_tree_to_arrays_decodes_gudhis_serialisation(seed):
     # The decoded serialisation gives what GUDHI's iterator gives, at every order
@@ -363,6 +374,7 @@ def test_simplex_tree_to_arrays_falls_back_to_the_iterator(monkeypatch):
     assert len(got) == len(expected)
 
 
+@requires_decodable_gudhi
 def test_decode_refuses_inconsistent_serialisations():
     tree = gudhi.SimplexTree()
     tree.insert([0, 1, 2], algebra._MARK)

@@ -1296,7 +1296,10 @@ def _as_int_array(value: Any, what: str) -> np.ndarray:
     empty_of_floats = value.size == 0 and value.dtype.kind == 'f'  # np.empty((0, 3))
     if value.dtype.kind not in 'iu' and not empty_of_floats:
         raise TypeError(f"{what} must hold integer vertex ids, got dtype {value.dtype}")
-    if value.dtype == np.uint64 and value.size and value.max() > np.iinfo(np.int64).max:
+    # (compared as uint64: NumPy 1.x compared a uint64 with a Python int in float64,
+    # where 2**63 + 5 equals 2**63 - 1)
+    if value.dtype == np.uint64 and value.size and \
+            value.max() > np.uint64(np.iinfo(np.int64).max):
         raise ValueError(f"{what} holds the vertex id {value.max()}, beyond the int64 "
                          f"range of vertex ids")
     return np.array(value, dtype=np.int64)
