@@ -1,4 +1,7 @@
+import os
 import pickle
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -1050,3 +1053,17 @@ def test_return_attention_weights_takes_a_bool(kit):
         conv(x, kit.operators(data, 1), return_attention_weights='False')
     assert isinstance(conv(x, kit.operators(data, 1), return_attention_weights=False),
                       torch.Tensor)
+
+
+def test_layers_leave_no_files_in_the_temporary_directory(tmp_path):
+    # (PyG's MessagePassing wrote two generated modules per layer class and process
+    # into the temporary directory and never removed them)
+    script = ("import pickle, torch\n"
+              "from torch_geometric_san.nn import SANConv, SATConv, SCNConv, SCNNConv, "
+              "SNNConv\n"
+              "for cls in (SANConv, SATConv, SCNConv, SCNNConv, SNNConv):\n"
+              "    pickle.loads(pickle.dumps(cls(2, 3)))\n")
+    env = dict(os.environ, TMPDIR=str(tmp_path), TORCHINDUCTOR_CACHE_DIR=str(
+        tmp_path.parent / 'inductor'))
+    subprocess.run([sys.executable, '-c', script], env=env, check=True, timeout=120)
+    assert list(tmp_path.iterdir()) == []

@@ -448,6 +448,13 @@ class SANConv(MessagePassing):
 
         self.reset_parameters()
 
+    def _set_jittable_templates(self, raise_on_error: bool = False) -> None:
+        # MessagePassing renders TorchScript-ready propagate and edge_updater
+        # modules here, into files of the temporary directory that it never removes
+        # (two per layer class and process). The layer has no TorchScript and no
+        # propagate; MessagePassing's own edge_updater runs instead.
+        pass
+
     def reset_parameters(self):
         super().reset_parameters()
         self._reset_filter_weights()
