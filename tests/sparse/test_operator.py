@@ -818,6 +818,24 @@ def test_one_block_expansion_is_kept():
             ('expand', groups)]
 
 
+def test_a_few_shifted_forms_are_kept():
+    # Each eps seen kept its shifted copy of the values for as long as the
+    # operator lived (a sweep of eps grew memory without bound); the latest four
+    # are kept, and layers alternating between them find theirs.
+    op = SparseOperator.from_index(torch.tensor([[0, 1, 2], [1, 2, 0]]),
+                                   torch.ones(3), 3)
+    def kept():
+        return [k[1] for k in op._cache if isinstance(k, tuple) and k[0] == 'shifted']
+    for step in range(10):
+        op.shifted(0.1 * step)
+    assert kept() == pytest.approx([0.6, 0.7, 0.8, 0.9])
+    forms = {eps: op.shifted(eps) for eps in (0.5, 0.9)}
+    assert kept() == pytest.approx([0.7, 0.8, 0.9, 0.5])
+    assert all(op.shifted(eps) is form for eps, form in forms.items())
+    dense = torch.eye(3) - 0.5 * op.to_dense()
+    assert torch.equal(forms[0.5].to_dense(), dense)
+
+
 def test_from_index_refuses_sparse_tensors():
     # they failed inside torch (isfinite, min of a sparse tensor)
     index, weight = torch.tensor([[0, 1], [1, 0]]), torch.ones(2)

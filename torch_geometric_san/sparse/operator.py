@@ -30,6 +30,10 @@ __all__ = ["SparseOperator", "to_index_weight", "largest_eigenvalue",
 #: The derived forms that depend on the pattern alone, not on the values.
 _PATTERN_FORMS = ('structure', 'expand')
 
+#: The shifted forms an operator keeps, the latest for as many values of eps
+#: (layers sharing the operator with different eps each find theirs; a sweep of
+#: eps keeps no more).
+_SHIFTED_KEPT = 4
 #: Matrices up to this size get their largest eigenvalue from a dense solver.
 DENSE_EIGEN_LIMIT = 512
 #: Relative tolerance of the Lanczos solver for larger matrices in single
@@ -223,6 +227,20 @@ class SparseOperator(_Immutable):
                              "shifted, ...) need a real device")
         return self._derive(key, make)
 
+    def _make_room(self, key: Tuple[Any, ...], kept: int) -> None:
+        # Before a form of a kind with an argument (expand's groups, shifted's eps)
+        # is derived anew, the earliest kept forms of that kind are dropped until
+        # fewer than `kept` remain, so that calls with ever new arguments do not
+        # keep a copy of the values each. (Over a copy of the keys, each popped if
+        # still there: threads sharing the operator evicted the same key twice, or
+        # changed the dict meanwhile.)
+        if key in self._cache:
+            return
+        same_kind = [other for other in list(self._cache)
+                     if isinstance(other, tuple) and other[0] == key[0]]
+        for other in same_kind[:max(0, len(same_kind) - kept + 1)]:
+            self._cache.pop(other, None)
+
     def _stamp(self) -> Tuple[int, ...]:
         # The version counters of the tensors the forms are derived from, which
         # every change in place advances (not one through .data or a NumPy view,
@@ -379,7 +397,9 @@ class SparseOperator(_Immutable):
         r"""The operator :math:`\mathbf{I} - \epsilon\mathbf{A}` of a square
         operator with fixed values (the harmonic filter's step)."""
         eps = check_real(eps, "'eps'")
-        return self._derived(('shifted', eps), lambda: self._shifted(eps))
+        key = ('shifted', eps)
+        self._make_room(key, _SHIFTED_KEPT)
+        return self._derived(key, lambda: self._shifted(eps))
 
     def _shifted(self, eps: float) -> 'SparseOperator':
         n = self._square()
@@ -436,12 +456,7 @@ class SparseOperator(_Immutable):
         if groups == 1:
             return self
         key = ('expand', groups)
-        if key not in self._cache:  # one expansion kept: each is groups x as large
-            # (over a copy of the keys, each popped if still there: threads sharing
-            # the operator evicted the same key twice, or changed the dict meanwhile)
-            for other in list(self._cache):
-                if isinstance(other, tuple) and other[0] == 'expand':
-                    self._cache.pop(other, None)
+        self._make_room(key, 1)  # one expansion kept: each is groups x as large
         return self._derived(key, lambda: self._expand(groups))
 
     def _expand(self, groups: int) -> 'SparseOperator':
