@@ -525,6 +525,15 @@ def test_validate_finds_attributes_changed_after_building(annulus, case, match):
         assert data.validate(raise_on_error=False) is False
 
 
+def test_validate_warns_at_the_users_line():
+    # (it named the package's validate(), as PyG's warn_or_raise does)
+    data = SimplicialComplexData.from_simplices([[0, 1]])
+    data.x = torch.zeros(2, 1)
+    with pytest.warns(UserWarning, match="'x' is set") as caught:
+        assert data.validate(raise_on_error=False) is False
+    assert [w.filename for w in caught] == [__file__]
+
+
 def test_validate_takes_a_bool():
     # 'False' was taken as true
     with pytest.raises(TypeError, match="raise_on_error must be True or False, not str"):
@@ -649,8 +658,9 @@ def test_subgraph_of_an_attribute_of_ambiguous_length(cycle_with_pos):
     # A cycle has as many edges as vertices: pos could be either; attrs settles it.
     data = cycle_with_pos
     subset = torch.tensor([0, 1, 2, 3])
-    with pytest.warns(UserWarning, match="subgraph copies 'pos' unchanged"):
+    with pytest.warns(UserWarning, match="subgraph copies 'pos' unchanged") as caught:
         assert torch.equal(data.subgraph(subset).pos, data.pos)
+    assert [w.filename for w in caught] == [__file__]  # (the user's line)
     with warnings.catch_warnings():
         warnings.simplefilter('error')
         assert torch.equal(data.subgraph(subset, attrs={'pos': 0}).pos,

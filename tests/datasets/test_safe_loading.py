@@ -90,8 +90,11 @@ def test_a_processed_file_that_is_not_a_regular_file_is_processed_again(
     with pytest.raises(ValueError, match=rf"'{re.escape(path)}' cannot be read \("
                        rf".* is a {kind}, not a regular file\)"):
         load_processed(path)
-    with pytest.warns(UserWarning, match=rf"is a {kind}.*processing the dataset again"):
+    with pytest.warns(UserWarning, match=rf"is a {kind}.*processing the dataset "
+                      r"again") as caught:
         dataset = small(tmp_path / "root")
+    # at the user's line (it named the dataset class's __init__)
+    assert [w.filename for w in caught] == [__file__]
     assert len(dataset) == 2 and os.path.isfile(path) and not os.path.islink(path)
 
 

@@ -8,7 +8,7 @@ import torch
 from torch_geometric.data import Batch, Data
 from torch_geometric.utils import erdos_renyi_graph, to_networkx
 
-from torch_geometric_san.data import SimplicialComplexData
+from torch_geometric_san.data import SimplicialComplexData, simplex_attr_orders
 from torch_geometric_san.loader import (SimplicialAdjacency, SimplicialNeighborLoader,
                                         edge_rows, simplicial_subcomplex)
 from torch_geometric_san.transforms import LiftToCliqueComplex
@@ -98,8 +98,10 @@ def test_an_ambiguous_attribute_is_copied_with_a_warning_and_attrs_settle_it(
     # A cycle has as many edges as vertices: pos could be either.
     data = cycle_with_pos
     with pytest.warns(UserWarning, match=r"SimplicialNeighborLoader copies 'pos' "
-                                         r"unchanged: its 7 rows match N_0 and N_1"):
+                                         r"unchanged: its 7 rows match N_0 and N_1") \
+            as caught:
         loader = SimplicialNeighborLoader(data, [1], order=1, batch_size=2)
+    assert [w.filename for w in caught] == [__file__]  # (the user's line)
     assert torch.equal(next(iter(loader)).pos, data.pos)
     with warnings.catch_warnings():
         warnings.simplefilter('error')
@@ -108,6 +110,21 @@ def test_an_ambiguous_attribute_is_copied_with_a_warning_and_attrs_settle_it(
     assert torch.equal(batch.pos, data.pos[batch.n_id_0])
     with pytest.raises(ValueError, match="'pos' is of order 2 but the complex has order 1"):
         SimplicialNeighborLoader(data, [1], order=1, attrs={'pos': 2})
+
+
+def test_simplicial_subcomplex_names_its_own_remedy(cycle_with_pos):
+    # (it advised attrs=..., an argument it does not have)
+    data, n_id = cycle_with_pos, torch.tensor([0, 1])
+    with pytest.warns(UserWarning, match=r"simplicial_subcomplex copies 'pos' unchanged"
+                      r".*; pass attr_orders=simplex_attr_orders\(data, "
+                      r"attrs=\{'pos': 1\}\) to settle it") as caught:
+        assert torch.equal(simplicial_subcomplex(data, 0, n_id).pos, data.pos)
+    assert [w.filename for w in caught] == [__file__]  # (the user's line)
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        table = simplex_attr_orders(data, attrs={'pos': 0})
+        sub = simplicial_subcomplex(data, 0, n_id, attr_orders=table)
+    assert torch.equal(sub.pos, data.pos[:2])
 
 
 @pytest.mark.parametrize('search', [False, True])

@@ -221,8 +221,10 @@ def test_a_failed_build_warns_once_and_falls_back(monkeypatch, tmp_path):
     assert compiled.status() == 'not loaded'
     with pytest.warns(RuntimeWarning, match="could not be built or loaded .*no compiler "
                       rf"here.*delete {tmp_path}.* to build them anew.*take effect "
-                      r"in a new one\)"):
+                      r"in a new one\)") as caught:
         assert compiled.grouped_kernels() is None
+    # at the user's line (it named torch's wrapper of grouped_kernels)
+    assert [w.filename for w in caught] == [__file__]
     assert compiled.status() == 'failed' and not compiled.available_for(torch.zeros(1))
     op = pattern()
     value, x = torch.randn(op.nnz, 2), torch.randn(9, 1, 2)
@@ -593,6 +595,11 @@ def test_an_unknown_switch_value_warns_once_and_keeps_the_kernels_on(monkeypatch
     with warnings.catch_warnings():
         warnings.simplefilter('error')
         assert compiled.enabled() and compiled.status() != 'off'
+    # at the user's line also where the package asks (it named compiled.py)
+    monkeypatch.setenv('TGSAN_COMPILED_KERNELS', 'maybe')
+    with pytest.warns(RuntimeWarning, match="'maybe' is neither") as caught:
+        compiled.status()
+    assert [w.filename for w in caught] == [__file__]
 
 
 @requires_kernels

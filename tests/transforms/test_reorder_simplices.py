@@ -165,8 +165,10 @@ def test_an_attribute_of_an_ambiguous_length_is_copied_with_a_warning(cycle_with
     # A cycle has as many edges as vertices: pos could be either; attrs settles it.
     data = cycle_with_pos
     with pytest.warns(UserWarning, match=r"copies 'pos' unchanged: its 7 rows "
-                                         r"match N_0 and N_1; .*attrs=\{'pos': 1\}"):
+                                         r"match N_0 and N_1; .*attrs=\{'pos': 1\}") \
+            as caught:
         out, perms = reorder_simplices(data)
+    assert [w.filename for w in caught] == [__file__]  # (the user's line)
     assert torch.equal(out.pos, data.pos)
     assert not torch.equal(perms[1], torch.arange(7))
     with warnings.catch_warnings():

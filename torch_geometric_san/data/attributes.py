@@ -1,5 +1,4 @@
 r"""Which attributes of a complex belong to its simplices, row by row."""
-import warnings
 from typing import Dict, Optional, Union
 
 import torch
@@ -9,6 +8,7 @@ from torch_geometric_san.data.simplicial_complex_data import (_COMPUTED, _FEATUR
                                                               SimplicialComplexData,
                                                               _check_complex_arg)
 from torch_geometric_san.utils.validation import check_int, rows_problem
+from torch_geometric_san.utils.warn import warn_user
 
 #: The owner of the rows of attributes that follow the columns of a graph's
 #: ``edge_index`` kept on the complex (a lifted graph's edge attributes).
@@ -45,7 +45,8 @@ def _check_attr_orders(attrs: Optional[Dict[str, int]]) -> Dict[str, int]:
 def simplex_attr_orders(
     data: SimplicialComplexData,
     attrs: Optional[Dict[str, int]] = None,
-    who: str = 'this',
+    who: Optional[str] = None,
+    settle: str = 'attrs',
 ) -> Dict[str, Union[int, str]]:
     r"""The attributes of :obj:`data` whose rows belong to its simplices, each
     mapped to the order :math:`k` of the simplices its rows follow, or to
@@ -74,16 +75,23 @@ def simplex_attr_orders(
         attrs (Dict[str, int], optional): Orders of attributes whose first
             dimension alone does not tell it; each must have :math:`N_k` rows.
             (default: :obj:`None`)
-        who (str, optional): What copies ambiguous attributes, for the warning.
-            (default: :obj:`'this'`)
+        who (str, optional): The caller, which copies ambiguous attributes
+            unchanged, for the warning (:obj:`None`: the warning says that the
+            attribute is left out of the table). (default: :obj:`None`)
+        settle (str, optional): The caller's argument that settles an ambiguous
+            attribute, for the warning: :obj:`'attrs'` (a dict of orders, as
+            here) or :obj:`'attr_orders'` (a table made by this function).
+            (default: :obj:`'attrs'`)
 
     Returns:
         Dict[str, Union[int, str]]: The owner of each per-simplex attribute.
 
     Raises:
-        TypeError: If :obj:`data` is not one complex (a batch is refused), or
-            :obj:`attrs` not a dict of names to ints.
-        ValueError: If an attribute of :obj:`attrs` is missing, computed by the
+        TypeError: If :obj:`data` is not one complex (a batch is refused),
+            :obj:`attrs` not a dict of names to ints, or :obj:`who` not a
+            :obj:`str`.
+        ValueError: If :obj:`settle` is neither of its values, an attribute of
+            :obj:`attrs` is missing, computed by the
             constructors (or ``edge_index``), a feature ``x_j`` given another order
             than :math:`j`, of an order above the complex's, or does not have
             :math:`N_k` rows, or a feature ``x_k`` is not a tensor of
@@ -101,6 +109,10 @@ def simplex_attr_orders(
     """
     _check_complex_arg(data, 'data', 'give one complex')
     attrs = _check_attr_orders(attrs)
+    if who is not None and not isinstance(who, str):
+        raise TypeError(f"who must be a str or None, not {type(who).__name__}")
+    if settle not in ('attrs', 'attr_orders'):
+        raise ValueError(f"settle must be 'attrs' or 'attr_orders', got {settle!r}")
     counts = [data.num_simplices(k) for k in range(data.order + 1)]
     for key, k in attrs.items():
         if key == 'edge_index' or _COMPUTED.fullmatch(key):
@@ -150,10 +162,13 @@ def simplex_attr_orders(
         elif matches:
             places = [f'N_{k}' if k != GRAPH_EDGES else "edge_index's columns"
                       for k in matches]
-            warnings.warn(f"{who} copies '{key}' unchanged: its {value.size(0)} "
-                          f"rows match {' and '.join(places)}; name its order in "
-                          f"attrs (e.g. attrs={{'{key}': {others[-1]}}}) to "
-                          f"settle it")
+            subject = f"{who} copies '{key}' unchanged" if who else \
+                f"'{key}' is left out"
+            example = f"attrs={{'{key}': {others[-1]}}}"
+            remedy = (f"name its order in attrs (e.g. {example})" if settle == 'attrs'
+                      else f"pass attr_orders=simplex_attr_orders(data, {example})")
+            warn_user(f"{subject}: its {value.size(0)} rows match "
+                      f"{' and '.join(places)}; {remedy} to settle it")
     return owners
 
 

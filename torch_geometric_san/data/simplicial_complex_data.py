@@ -10,7 +10,7 @@ import scipy.sparse as sp
 import torch
 from torch import Tensor
 from torch_geometric.data import Batch, Data
-from torch_geometric.data.data import DataEdgeAttr, DataTensorAttr, warn_or_raise
+from torch_geometric.data.data import DataEdgeAttr, DataTensorAttr
 from torch_geometric.data.storage import GlobalStorage
 
 from torch_geometric_san.data import _interop, algebra
@@ -23,6 +23,7 @@ from torch_geometric_san.utils.validation import (FLOAT_DTYPES, check_batch,
                                                   check_simplex_ids, is_index_tensor,
                                                   is_integer_tensor, range_problem,
                                                   rows_problem)
+from torch_geometric_san.utils.warn import warn_user
 
 #: Where a complex keeps the values operators(k) returned, with what they were built
 #: from (in its __dict__, beside PyG's storage: neither collated nor saved).
@@ -919,7 +920,9 @@ class SimplicialComplexData(Data):
         def problem(message: str) -> None:
             nonlocal status
             status = False
-            warn_or_raise(f"{message} in '{name}'", raise_on_error)
+            if raise_on_error:  # (as PyG's warn_or_raise; warned at the user's line)
+                raise ValueError(f"{message} in '{name}'")
+            warn_user(f"{message} in '{name}'")
 
         if 'x' in self:
             problem("'x' is set, but a complex holds its features per order: the "

@@ -3,7 +3,6 @@ simplicial complex."""
 import copy
 import os
 import re
-import warnings
 from typing import Any, Callable, Dict, Optional, Tuple, Union
 
 import numpy as np
@@ -19,6 +18,7 @@ from torch_geometric_san.datasets.io import (_check_processed_tensor,
                                               atomic_torch_save, damaged_file,
                                               load_processed)
 from torch_geometric_san.utils.validation import check_bool
+from torch_geometric_san.utils.warn import warn_user
 
 #: The stored values of a complex's operators: their weights and spectra.
 _OPERATOR_VALUES = re.compile(r'(?:(boundary|down|up|hodge)_weight|spectrum)_\d+')
@@ -236,7 +236,7 @@ class SharedComplexDataset(InMemoryDataset):
             out, self._complex = self._load_processed()
         except ValueError as error:
             # A damaged or foreign cache: processed again, once.
-            warnings.warn(f"{error}; processing the dataset again", stacklevel=2)
+            warn_user(f"{error}; processing the dataset again")
             self._process_files()
             out, self._complex = self._load_processed()
         self._items: Dict[str, Tensor] = out["items"]

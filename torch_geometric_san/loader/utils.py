@@ -433,7 +433,8 @@ def _subcomplex(data: SimplicialComplexData, order: int, n_id: Tensor,
     out = type(data).__new__(type(data))
     SimplicialComplexData.__init__(out, num_nodes=ids[0].numel())
     if attr_orders is None:
-        attr_orders = simplex_attr_orders(data, who='simplicial_subcomplex')
+        attr_orders = simplex_attr_orders(data, who='simplicial_subcomplex',
+                                          settle='attr_orders')
     rows: Dict[Union[int, str], Tensor] = dict(enumerate(ids))
     if isinstance(data.edge_index, Tensor):
         edge_index = data.edge_index

@@ -26,7 +26,6 @@ import os
 import stat
 import sys
 import sysconfig
-import warnings
 from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
@@ -34,6 +33,8 @@ from typing import Iterator, Optional
 
 import torch
 from torch import Tensor
+
+from torch_geometric_san.utils.warn import warn_user
 
 __all__ = ["grouped_kernels", "enabled", "available_for", "status"]
 
@@ -66,9 +67,9 @@ def enabled() -> bool:
     value = os.environ.get(_SWITCH, "").strip().lower()
     if value and value not in _OFF + _ON and value not in _ignored_switches:
         _ignored_switches.add(value)
-        warnings.warn(f"torch_geometric_san: {_SWITCH}={os.environ[_SWITCH]!r} is "
-                      f"neither of {'/'.join(_OFF)} (off) nor of {'/'.join(_ON)} (on); "
-                      f"the compiled kernels stay on", RuntimeWarning, stacklevel=2)
+        warn_user(f"torch_geometric_san: {_SWITCH}={os.environ[_SWITCH]!r} is "
+                  f"neither of {'/'.join(_OFF)} (off) nor of {'/'.join(_ON)} (on); "
+                  f"the compiled kernels stay on", RuntimeWarning)
     return value not in _OFF
 
 
@@ -298,14 +299,14 @@ def _build_and_load(directory: Path) -> ModuleType:
 def _warn_unavailable(error: Exception, directory: Optional[Path]) -> None:
     anew = "" if directory is None or isinstance(error, PermissionError) else (
         f"delete {directory} to build them anew, e.g. after a damaged build; ")
-    warnings.warn(f"torch_geometric_san: the compiled CPU kernels could not be "
-                  f"built or loaded ({type(error).__name__}: {error}); the grouped "
-                  f"products run as PyTorch composites (the directory must be the "
-                  f"user's and writable by the user alone, also to load a finished "
-                  f"build: point TGSAN_KERNELS_DIR at an absolute path to one that is; "
-                  f"{anew}set TGSAN_COMPILED_KERNELS=0 to skip the attempt; this "
-                  f"process keeps the composites, so these take effect in a new one)",
-                  RuntimeWarning, stacklevel=3)
+    warn_user(f"torch_geometric_san: the compiled CPU kernels could not be "
+              f"built or loaded ({type(error).__name__}: {error}); the grouped "
+              f"products run as PyTorch composites (the directory must be the "
+              f"user's and writable by the user alone, also to load a finished "
+              f"build: point TGSAN_KERNELS_DIR at an absolute path to one that is; "
+              f"{anew}set TGSAN_COMPILED_KERNELS=0 to skip the attempt; this "
+              f"process keeps the composites, so these take effect in a new one)",
+              RuntimeWarning)
 
 
 def available_for(x: Tensor) -> bool:

@@ -41,10 +41,18 @@ __all__ = ["segment_softmax"]
 
 
 def _csr(ptr: Tensor, col: Tensor, value: Tensor, num_cols: int) -> Tensor:
-    with warnings.catch_warnings():  # "Sparse CSR tensor support is in beta"
-        warnings.simplefilter("ignore", UserWarning)
-        return torch.sparse_csr_tensor(ptr, col, value, (ptr.numel() - 1, num_cols),
-                                       check_invariants=False)
+    return torch.sparse_csr_tensor(ptr, col, value, (ptr.numel() - 1, num_cols),
+                                   check_invariants=False)
+
+
+# PyTorch warns once per process that "Sparse CSR tensor support is in beta": here,
+# at import, not at a user's first product. (A filter around every product, as
+# before, was not thread-safe, and reset the once-per-location record of every
+# other warning at each call.)
+with warnings.catch_warnings():
+    warnings.filterwarnings("ignore", "Sparse CSR tensor support", UserWarning)
+    _csr(torch.zeros(1, dtype=torch.long), torch.zeros(0, dtype=torch.long),
+         torch.zeros(0), 0)
 
 
 @torch.library.custom_op("torch_geometric_san::spmm", mutates_args=())

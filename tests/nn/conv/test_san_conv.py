@@ -2,6 +2,7 @@ import os
 import pickle
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -1067,3 +1068,20 @@ def test_layers_leave_no_files_in_the_temporary_directory(tmp_path):
         tmp_path.parent / 'inductor'))
     subprocess.run([sys.executable, '-c', script], env=env, check=True, timeout=120)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_layers_leave_the_warning_filters_alone(monkeypatch):
+    # (a filter set around every sparse product reset Python's once-per-location
+    # record at each call: a user's warning in a training loop showed at every
+    # step; and it was not thread-safe)
+    monkeypatch.setenv('TGSAN_COMPILED_KERNELS', '0')  # (the products of PyTorch's CSR)
+    data = SimplicialComplexData.from_simplices([[0, 1, 2], [1, 2, 3]], close=True)
+    conv, x = SANConv(3, 4, J_harmonic=1), torch.randn(data.num_simplices(1), 3)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('default')
+        filters = list(warnings.filters)
+        for _ in range(3):
+            warnings.warn('a user warning', UserWarning)  # shown once: one location
+            conv(x, data.operators(1)).sum().backward()
+        assert warnings.filters == filters
+    assert [str(w.message) for w in caught] == ['a user warning']

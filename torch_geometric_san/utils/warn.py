@@ -1,0 +1,28 @@
+r"""The package's warnings, attributed to the user's code."""
+import os
+import sys
+import warnings
+from typing import Type
+
+import torch
+
+#: The code a warning is not attributed to: this package's and PyTorch's (whose
+#: wrappers, such as :func:`torch.compiler.disable`'s, sit between the two).
+_INSIDE = tuple(os.path.dirname(os.path.abspath(module.__file__)) + os.sep
+                for module in (torch, sys.modules['torch_geometric_san']))
+
+
+def warn_user(message: str, category: Type[Warning] = UserWarning) -> None:
+    r"""Warns with :obj:`message`, attributed to the first caller outside this
+    package and PyTorch: the user's line, which the warning then shows and by
+    which Python's filters (``module=``, once per location) treat it.
+
+    Args:
+        message (str): The warning.
+        category (Type[Warning], optional): Its class. (default: :obj:`UserWarning`)
+    """
+    level, frame = 2, sys._getframe(1)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(
+            _INSIDE):
+        level, frame = level + 1, frame.f_back
+    warnings.warn(message, category, stacklevel=level)
