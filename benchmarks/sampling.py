@@ -187,7 +187,7 @@ def loader_run(path: str, batch_size: int, steps: int, num_neighbors: List[int],
     _common.load_kernels(device)  # before the baselines of memory and time
     _reset_peak()
     base = _status_kb('VmRSS')
-    data = torch.load(path)
+    data = torch.load(path, weights_only=True)  # (the default since torch 2.6)
     loaded = _status_kb('VmRSS')
     test, train = _split(data.num_simplices(1))
     _check_batch_size(batch_size, train.numel())

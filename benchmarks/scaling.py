@@ -194,7 +194,7 @@ def worker(methods: str, path: str, device: str, repeats: int,
         torch.set_num_threads(threads)
     import _common
     _common.load_kernels(device)  # not inside the warm-up or the peak of memory
-    inputs = torch.load(path)
+    inputs = torch.load(path, weights_only=True)  # (the default since torch 2.6)
     names = methods.split(',')
     peak = meter(device)
 
