@@ -525,6 +525,27 @@ def test_validate_finds_attributes_changed_after_building(annulus, case, match):
         assert data.validate(raise_on_error=False) is False
 
 
+def test_a_complex_without_num_nodes_says_so():
+    # The plain constructor stores what it is given: without num_nodes, N_0 failed
+    # inside int() and subgraph inside torch.zeros
+    full = SimplicialComplexData.from_simplices([[0, 1, 2]], close=True)
+    data = SimplicialComplexData(**{key: full[key] for key in full.keys()
+                                    if key != 'num_nodes'})
+    for call in (lambda: data.num_simplices(0), lambda: data.simplex_batch(0),
+                 lambda: data.subgraph(torch.tensor([0]))):
+        with pytest.raises(ValueError, match="the complex has no 'num_nodes'"):
+            call()
+
+
+def test_numpy_orders_are_read_as_ints():
+    # (np.uint8(0) - 1 wrapped to 255 in a key name, with NumPy's overflow warning)
+    data = SimplicialComplexData.from_simplices([[0, 1, 2]], close=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        ops = data.operators(np.uint8(0))
+    assert torch.equal(ops.up.index, data.operators(0).up.index)
+
+
 def test_validate_warns_at_the_users_line():
     # (it named the package's validate(), as PyG's warn_or_raise does)
     data = SimplicialComplexData.from_simplices([[0, 1]])

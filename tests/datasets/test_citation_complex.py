@@ -165,6 +165,14 @@ def test_imputation_masks_seeding():
         imputation_masks(1000, 30, 10, seed=0)
 
 
+def test_imputation_masks_take_numpy_numbers():
+    # (the checked rate was dropped and the given one used: a float16 rate
+    # overflowed in the count of hidden values, a NaN inside math.ceil)
+    expected = imputation_masks(1000, 0.5, 2, seed=0)
+    got = imputation_masks(1000, np.float16(0.5), np.int32(2), np.uint8(0))
+    np.testing.assert_array_equal(got, expected)
+
+
 # ---------------------------------------------------------------------------
 # The dataset class.
 
@@ -233,6 +241,13 @@ def test_real_reproducible(real_root):
         assert torch.equal(a[i].test_mask, b[i].test_mask)
         assert torch.equal(a[i].x_2, b[i].x_2)
         assert not torch.equal(a[i].test_mask, c[i].test_mask)
+    # NumPy numbers give the same dataset, and are kept as Python ones
+    d = CitationComplexDataset(real_root, order=np.int64(2), missing_rate=np.float16(0.5),
+                               num_masks=np.int32(3), seed=np.uint8(0), log=False)
+    assert type(d.missing_rate) is float and d.missing_rate == 0.5
+    half = CitationComplexDataset(real_root, order=2, missing_rate=0.5, num_masks=3,
+                                  log=False)
+    assert all(torch.equal(d[i].test_mask, half[i].test_mask) for i in range(3))
 
 
 def test_real_batches(real_root):

@@ -184,6 +184,9 @@ def test_train_test_mask():
     assert not np.array_equal(mask, train_test_mask(200, seed=2))
     assert train_test_mask(0, seed=1).shape == (0, )
     assert train_test_mask(3, seed=0, train_ratio=1).all()
+    # (a float16 ratio overflowed in the count)
+    np.testing.assert_array_equal(train_test_mask(100000, 0, np.float16(0.5)),
+                                  train_test_mask(100000, 0, 0.5))
 
 
 # (a ratio outside [0, 1] or a negative count gave a mask of another length)

@@ -1,3 +1,5 @@
+from fractions import Fraction
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -43,6 +45,15 @@ def test_dropout_of_non_contiguous_input_and_input_unchanged():
     torch.manual_seed(1)
     assert torch.equal(out, F.dropout(x, 0.3))
     assert torch.equal(x, before)
+
+
+def test_dropout_takes_any_real_probability():
+    # (the checked p was dropped: F.dropout refused a Fraction on its paths)
+    x = torch.randn(50, 8).t()
+    torch.manual_seed(1)
+    out = dropout(x, Fraction(1, 2))
+    torch.manual_seed(1)
+    assert torch.equal(out, F.dropout(x, 0.5))
 
 
 def test_dropout_is_the_identity_in_evaluation_and_at_p_zero():

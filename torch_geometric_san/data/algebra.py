@@ -447,7 +447,7 @@ def check_chain_complex(boundaries: Sequence[sp.csc_array]) -> None:
 
 def hodge_laplacians(boundaries: Sequence[sp.csc_array], num_nodes: int,
                      dtype: torch.dtype = torch.float32) -> Iterator[
-        Tuple[int, sp.csr_array, sp.csr_array, sp.csr_array, float]]:
+        Tuple[int, sp.csr_array, sp.csr_array, sp.csr_array, float, float]]:
     r"""Yields, per order ``k = 0..K``, the down, up and Hodge Laplacians and
     :math:`\lambda_{\max}(\mathbf{L}_k)`.
 

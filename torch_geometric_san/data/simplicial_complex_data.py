@@ -596,8 +596,13 @@ class SimplicialComplexData(Data):
 
     def num_simplices(self, k: int) -> int:
         r"""The number :math:`N_k` of k-simplices."""
-        self._check_k(k)
-        return int(self.num_nodes) if k == 0 else self[f'simplices_{k}'].size(0)
+        k = self._check_k(k)
+        if k > 0:
+            return self[f'simplices_{k}'].size(0)
+        if self.num_nodes is None:  # (the plain constructor stores what it is given)
+            raise ValueError("the complex has no 'num_nodes' (N_0); build it with a "
+                             "constructor (from_simplices, ...) or set data.num_nodes")
+        return int(self.num_nodes)
 
     def boundary(self, k: int) -> OperatorPair:
         r"""The boundary :math:`\mathbf{B}_k` as ``(index [2, nnz], weight [nnz])``;
@@ -651,7 +656,7 @@ class SimplicialComplexData(Data):
             boundary of order 0, the upper Laplacian and coboundary of order
             :math:`K`) are empty.
         """
-        self._check_k(k)
+        k = self._check_k(k)
         inputs = self._operator_inputs(k)
         if inputs is None:
             return self._build_operators(k)
@@ -777,7 +782,7 @@ class SimplicialComplexData(Data):
     def num_simplex_features(self, k: int) -> int:
         r"""The number :math:`F_k` of features per k-simplex: the columns of ``x_k``,
         ``0`` where the complex has no ``x_k``."""
-        self._check_k(k)
+        k = self._check_k(k)
         x = self[f'x_{k}'] if f'x_{k}' in self else None
         if isinstance(x, Tensor) and x.dim() == 0:  # (validate() says what is wrong)
             raise ValueError(f"'x_{k}' is a scalar, not one row per {k}-simplex")
@@ -812,7 +817,7 @@ class SimplicialComplexData(Data):
         return self.num_simplex_features(1) if self.order >= 1 else 0
 
     def _operator(self, name: str, k: int) -> OperatorPair:
-        self._check_k(k)
+        k = self._check_k(k)
         if f'{name}_index_{k}' in self._store:  # O(1); `in self` lists every key
             index = self[f'{name}_index_{k}']
             if not is_index_tensor(index):
@@ -838,9 +843,11 @@ class SimplicialComplexData(Data):
         return (torch.empty((2, 0), dtype=torch.long, device=weight.device),
                 weight.new_empty((0, )))
 
-    def _check_k(self, k: int) -> None:
+    def _check_k(self, k: int) -> int:
+        # k as a Python int (a NumPy one wrapped in k - 1 for k = np.uint8(0))
         if not isinstance(k, (int, np.integer)) or isinstance(k, bool):
             raise TypeError(f"the order k must be an int, not {type(k).__name__}")
+        k = int(k)
         # (k-simplices are stored for every k up to the order: one look-up, where
         # self.order would scan every key)
         if not (k == 0 or (k > 0 and f'simplices_{k}' in self._store)):
@@ -871,6 +878,7 @@ class SimplicialComplexData(Data):
                     f"torch_geometric_san.data.pad_order(data, {k + 1}) (or give the "
                     "complexes one order: the `order` argument of the constructors and "
                     "liftings)")
+        return k
 
     def _check_stored_orders(self, k: int) -> None:
         # The k-simplices are missing: fine above the order K, a gap below it (a
@@ -1079,8 +1087,9 @@ class SimplicialComplexData(Data):
                              "that the loss is taken on and whose operators are the full "
                              "complex's, restricted: take the subgraph of the whole "
                              "complex before SimplicialNeighborLoader instead")
-        keep = torch.zeros(self.num_nodes, dtype=torch.bool)
-        keep[check_simplex_ids(subset, self.num_nodes, 0, 'subset').cpu()] = True
+        n = self.num_simplices(0)
+        keep = torch.zeros(n, dtype=torch.bool)
+        keep[check_simplex_ids(subset, n, 0, 'subset').cpu()] = True
         masks, new_ids, simplices, boundaries = self._induced(keep)
         rows: Dict[Union[int, str], Tensor] = dict(enumerate(masks))
         values: Dict[str, Any] = {}

@@ -219,7 +219,7 @@ class SharedComplexDataset(InMemoryDataset):
     """
     def __init__(
         self,
-        root: Optional[str] = None,
+        root: Optional[Union[str, os.PathLike]] = None,
         transform: Optional[Callable] = None,
         log: bool = True,
         force_reload: bool = False,

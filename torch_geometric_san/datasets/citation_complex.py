@@ -128,10 +128,13 @@ def citation_simplices(
     return arrays, counts, author_ids
 
 
-def _check_missing_rate(missing_rate: float) -> None:
-    if not 0.0 < check_real(missing_rate, "'missing_rate'") < 1.0:
+def _check_missing_rate(missing_rate: float) -> float:
+    # (the checked value, a Python float: a float16 one overflowed in the counts)
+    rate = check_real(missing_rate, "'missing_rate'")
+    if not 0.0 < rate < 1.0:
         raise ValueError(f"'missing_rate' must be a fraction in (0, 1) "
                          f"(e.g. 0.3 for 30 %), got {missing_rate!r}")
+    return rate
 
 
 def imputation_masks(
@@ -159,10 +162,10 @@ def imputation_masks(
         numpy.ndarray: Boolean, shape :obj:`[num_masks, num_simplices]`,
         :obj:`True` where the value is hidden.
     """
-    check_int(num_simplices, "'num_simplices'", minimum=1)
-    _check_missing_rate(missing_rate)
-    check_int(num_masks, "'num_masks'", minimum=1)
-    check_int(seed, "'seed'", minimum=0)
+    num_simplices = check_int(num_simplices, "'num_simplices'", minimum=1)
+    missing_rate = _check_missing_rate(missing_rate)
+    num_masks = check_int(num_masks, "'num_masks'", minimum=1)
+    seed = check_int(seed, "'seed'", minimum=0)
     # Rounding first keeps e.g. 0.1 * 5000 = 500.00000000000006 at 500.
     num_hidden = math.ceil(round(missing_rate * num_simplices, 6))
     if num_hidden == num_simplices:
@@ -264,18 +267,18 @@ class CitationComplexDataset(SharedComplexDataset):
     ) -> None:
         self.order = check_int(order, "'order'", minimum=0,
                                maximum=self.max_imputation_order)
-        _check_missing_rate(missing_rate)
-        self.missing_rate = missing_rate
+        self.missing_rate = _check_missing_rate(missing_rate)
         self.num_masks = check_int(num_masks, "'num_masks'", minimum=1)
         self.seed = check_int(seed, "'seed'", minimum=0)
         super().__init__(root, transform, log=log, force_reload=force_reload)
         counts = self._complex.y.view(-1).numpy()
-        hidden = imputation_masks(len(counts), missing_rate, num_masks, seed)
-        inputs = np.tile(counts, (num_masks, 1))
-        for m in range(num_masks):
+        hidden = imputation_masks(len(counts), self.missing_rate, self.num_masks,
+                                  self.seed)
+        inputs = np.tile(counts, (self.num_masks, 1))
+        for m in range(self.num_masks):
             inputs[m, hidden[m]] = np.median(counts[~hidden[m]])
         self._items = {
-            f"x_{order}": torch.from_numpy(inputs).float().unsqueeze(-1),
+            f"x_{self.order}": torch.from_numpy(inputs).float().unsqueeze(-1),
             "train_mask": torch.from_numpy(~hidden),
             "test_mask": torch.from_numpy(hidden),
         }

@@ -269,9 +269,10 @@ def train_test_mask(num_items: int, seed: int,
     """
     num_items = check_int(num_items, "'num_items'", minimum=0)
     seed = check_int(seed, "'seed'", minimum=0, maximum=2**32 - 1)
-    if not 0.0 <= check_real(train_ratio, "'train_ratio'") <= 1.0:
+    ratio = check_real(train_ratio, "'train_ratio'")  # (a Python float)
+    if not 0.0 <= ratio <= 1.0:
         raise ValueError(f"'train_ratio' must lie in [0, 1] (got {train_ratio})")
-    num_train = round(num_items * train_ratio)
+    num_train = round(num_items * ratio)
     mask = np.array([1] * num_train + [0] * (num_items - num_train))
     np.random.RandomState(seed).shuffle(mask)
     return mask.astype(bool)

@@ -197,7 +197,7 @@ class SimplicialNeighborLoader(torch.utils.data.DataLoader):
             self._started = state
         return super().__iter__()
 
-    def collate_fn(self, index: Union[Tensor, List[int]]) -> Any:
+    def collate_fn(self, index: Union[Tensor, List[int], int]) -> Any:
         r"""The mini-batch of the seeds at positions :obj:`index` of the input.
 
         Args:

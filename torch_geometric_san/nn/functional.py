@@ -65,7 +65,7 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
     Returns:
         torch.Tensor: The output, of the shape of :obj:`x`.
     """
-    check_dropout(p, "'p'")
+    p = check_dropout(p, "'p'")  # (a Python float, as F.dropout needs)
     check_bool(training, "training")
     check_float_tensor(x, 'x')
     if not training or p == 0.0:
