@@ -35,11 +35,13 @@ def _check_attr_orders(attrs: Optional[Dict[str, int]]) -> Dict[str, int]:
     if not isinstance(attrs, dict):
         raise TypeError(f"attrs must be a dict of attribute names to orders, not "
                         f"{type(attrs).__name__}")
+    checked = {}
     for key, k in attrs.items():
         if not isinstance(key, str):
             raise TypeError(f"attrs keys must be attribute names, got {key!r}")
-        check_int(k, f"the order of attribute '{key}' (0: the vertices)", minimum=0)
-    return dict(attrs)
+        checked[key] = check_int(k, f"the order of attribute '{key}' (0: the vertices)",
+                                 minimum=0)
+    return checked
 
 
 def simplex_attr_orders(

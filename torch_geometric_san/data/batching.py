@@ -54,7 +54,7 @@ def pad_order(data: SimplicialComplexData, order: int) -> SimplicialComplexData:
         (2, 0, torch.Size([2, 0]))
     """
     _check_complex_arg(data, 'data', 'pad and batch single complexes')
-    check_int(order, 'order', minimum=data.order)
+    order = check_int(order, 'order', minimum=data.order)
     out = copy.copy(data)
     top = data.order
     device, dtype = data._device(), data._weight_dtype()

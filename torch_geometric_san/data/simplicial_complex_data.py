@@ -310,7 +310,7 @@ class SimplicialComplexData(Data):
                             f"{type(simplex_tree).__name__}")
         if order is None:
             order = max(simplex_tree.dimension(), 0)
-        check_int(order, 'order', minimum=0)
+        order = check_int(order, 'order', minimum=0)
         return cls.from_simplices(algebra.simplex_tree_to_arrays(simplex_tree, order),
                                   num_nodes=num_nodes, order=order, dtype=dtype,
                                   **kwargs)
@@ -522,7 +522,7 @@ class SimplicialComplexData(Data):
         top = max(groups, default=1) - 1
         if order is None:
             order = top
-        check_int(order, 'order', minimum=0)
+        order = check_int(order, 'order', minimum=0)
         if top > order:
             raise ValueError(f"simplices of order {top} are given but order={order}")
         for width, rows in groups.items():

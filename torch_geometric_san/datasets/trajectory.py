@@ -101,7 +101,7 @@ def random_orientation(num_simplices: int,
             :obj:`num_simplices` not an int.
         ValueError: If :obj:`num_simplices` is negative.
     """
-    check_int(num_simplices, "'num_simplices'", minimum=0)
+    num_simplices = check_int(num_simplices, "'num_simplices'", minimum=0)
     if not isinstance(rng, np.random.Generator):
         raise TypeError(f"'rng' must be a numpy.random.Generator (e.g. "
                         f"numpy.random.default_rng(seed)), not {type(rng).__name__}")

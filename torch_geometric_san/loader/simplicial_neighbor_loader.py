@@ -155,7 +155,7 @@ class SimplicialNeighborLoader(torch.utils.data.DataLoader):
                                  f"simplex once: use a sampler without replacement, "
                                  f"or weight the loss instead")
         _check_one_complex(data)
-        check_int(order, 'order', minimum=0, maximum=data.order)
+        order = check_int(order, 'order', minimum=0, maximum=data.order)
         if f'spectrum_{order}' not in data:
             raise ValueError(f"the complex has no 'spectrum_{order}' (the largest "
                              f"eigenvalues of its Laplacians), which the sampled "

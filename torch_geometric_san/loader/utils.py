@@ -331,7 +331,7 @@ def simplicial_subcomplex(data: SimplicialComplexData, order: int, n_id: Tensor,
                 [0, 1]]), tensor([2., 2.]))
     """
     _check_one_complex(data)
-    check_int(order, 'order', minimum=0, maximum=data.order)
+    order = check_int(order, 'order', minimum=0, maximum=data.order)
     n_id = check_simplex_ids(n_id, data.num_simplices(order), order, 'n_id')
     _check_boundaries(data, order)
     if adjacency is not None:  # (the wrong tables gave a wrong sub-complex, silently)

@@ -452,7 +452,7 @@ class SparseOperator(_Immutable):
         r"""The block-diagonal operator of :obj:`groups` copies of the pattern
         (one per head and signal), so that one product applies a different set
         of values to each group; :obj:`groups=1` gives this operator."""
-        check_int(groups, "'groups'", minimum=0)
+        groups = check_int(groups, "'groups'", minimum=0)
         if groups == 1:
             return self
         key = ('expand', groups)

@@ -165,7 +165,7 @@ def powers(op: SparseOperator, value: Optional[Tensor], x: Tensor, num: int,
     Returns:
         List[torch.Tensor]: :obj:`num` tensors :obj:`[B, N, G, W]`.
     """
-    check_int(num, "'num'", minimum=1)
+    num = check_int(num, "'num'", minimum=1)
     hops = check_int(hops, "'hops'", minimum=1)
     if num * hops > 1:  # (A's products are taken again: it must be square)
         op._square(f'{num} powers of {hops} products')

@@ -208,9 +208,9 @@ def plot_complex(
 
     # Every argument is checked before anything is drawn: a refused call left
     # its drawing in the caller's axes, or an open figure.
-    check_int(attention_order, "'attention_order'", minimum=0)
+    attention_order = check_int(attention_order, "'attention_order'", minimum=0)
     if attention_top_k is not None:
-        check_int(attention_top_k, "'attention_top_k'", minimum=1)
+        attention_top_k = check_int(attention_top_k, "'attention_top_k'", minimum=1)
     check_bool(colorbar, "'colorbar'")
     if ax is not None and not hasattr(ax, "add_collection"):
         raise TypeError(f"'ax' must be matplotlib Axes, not {type(ax).__name__}")

@@ -166,7 +166,7 @@ class SAN(torch.nn.Module):
         odd_act: bool = False,
     ):
         super().__init__()
-        check_in_channels(in_channels, "'in_channels'")
+        in_channels = check_in_channels(in_channels, "'in_channels'")
         # (the checked values are kept: NumPy's ints and floats failed inside
         # torch and PyG's MLP later)
         hidden_channels, num_layers, out_channels, readout_layers = check_counts(
