@@ -44,6 +44,20 @@ def test_load_npy_object_array_of_dicts(tmp_path):
     assert out[0] == value[0] and out[1] == value[1]
 
 
+def test_load_npy_nested_arrays_can_be_saved_again(tmp_path):
+    # (the nested arrays came back as the loader's own array class, which a file
+    # saved from them named, and which load_npy then refused)
+    value = np.empty(2, dtype=object)
+    value[0], value[1] = np.arange(3), np.array([[1.5, 2.0]])
+    path = str(tmp_path / "nested.npy")
+    np.save(path, value, allow_pickle=True)
+    np.save(str(tmp_path / "again.npy"), io.load_npy(path), allow_pickle=True)
+    out = io.load_npy(str(tmp_path / "again.npy"))
+    for got, want in zip(out, value):
+        np.testing.assert_array_equal(got, want)
+        assert got.dtype == want.dtype
+
+
 @pytest.mark.parametrize("protocol", [2, 4])
 def test_load_npy_pickle_protocols(tmp_path, protocol):
     # Protocol 2 (as in the published files) encodes bytes with

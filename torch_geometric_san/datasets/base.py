@@ -190,9 +190,10 @@ class SharedComplexDataset(InMemoryDataset):
     shallow copy of the complex (its tensors are shared, not copied) with the
     item's attributes set, so items batch with
     :class:`torch_geometric.loader.DataLoader` like any other data objects.
-    Alternatively, :attr:`complex` and the stacked attributes (e.g.
-    :obj:`dataset.x_1`) feed all items at once as a :obj:`[B, N_k, F]` signal
-    on one complex.
+    Alternatively, :attr:`complex` and the stacked attributes
+    (:meth:`stacked`, e.g. :obj:`dataset.stacked('x_1')`; the trajectory
+    datasets also name theirs :obj:`dataset.x_1` and :obj:`dataset.y`) feed all
+    items at once as a :obj:`[B, N_k, F]` signal on one complex.
 
     Subclasses implement :meth:`process` and save with :meth:`save_shared`.
     :obj:`pre_transform` and :obj:`pre_filter` are not supported: they would

@@ -137,7 +137,8 @@ class _PickledDtype:
 
     def __init__(self, spec: Any, align: Any = False, copy: Any = False) -> None:
         # (a type code and size, e.g. 'O8' or 'f8': NumPy parses other strings, such
-        # as comma-separated fields, with Python's own parser)
+        # as comma-separated fields, with Python's own parser; and no such spec
+        # makes a structured or sub-array dtype)
         if (not isinstance(spec, str) or not re.fullmatch(r"[|<>=]?[A-Za-z]\d*", spec)
                 or align not in (False, True)):
             raise pickle.UnpicklingError(f"Refusing the pickled dtype {spec!r}")
@@ -145,10 +146,6 @@ class _PickledDtype:
             self.dtype = np.dtype(spec)
         except TypeError as e:
             raise pickle.UnpicklingError(f"Refusing the pickled dtype {spec!r}") from e
-        if self.dtype.fields is not None or self.dtype.subdtype is not None:
-            raise pickle.UnpicklingError(
-                f"Refusing the pickled dtype {spec!r}: structured and sub-array "
-                f"dtypes are not admitted")
 
     def __setstate__(self, state: Any) -> None:
         if state != self.dtype.__reduce__()[2]:
@@ -182,6 +179,11 @@ class _CheckedArray(np.ndarray):
                 f"its data is not {expected[1]} "
                 f"{'items' if dtype.hasobject else 'bytes'}")
         super().__setstate__((*version, shape, dtype, fortran, data))
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        # Pickled as a plain array (load_npy returns arrays nested in an object
+        # array as this class: saved again, the file named it, and was refused)
+        return self.view(np.ndarray).__reduce_ex__(protocol)
 
 
 def _reconstruct(subtype: Any, shape: Any, dtype: Any) -> np.ndarray:
