@@ -1,5 +1,7 @@
 """SimplicialNeighborLoader: batches, seeds, shuffling, workers, a split over ranks,
 training, and bad input."""
+from operator import eq
+
 import pytest
 import torch
 from torch.utils.data import DistributedSampler
@@ -8,7 +10,8 @@ from torch_geometric.data import Batch, Data
 from torch_geometric.utils import erdos_renyi_graph
 
 from torch_geometric_san.data import SimplicialComplexData
-from torch_geometric_san.loader import PermutationSampler, SimplicialNeighborLoader
+from torch_geometric_san.loader import (PermutationSampler, SimplicialNeighborLoader,
+                                        edge_rows)
 from torch_geometric_san.nn.models import SAN
 from torch_geometric_san.transforms import LiftToCliqueComplex
 
@@ -339,3 +342,24 @@ def test_permutation_sampler_draws_as_random_sampler():
         torch.manual_seed(0)
         states.append((list(sampler), torch.get_rng_state()))
     assert states[0][0] == states[1][0] and torch.equal(states[0][1], states[1][1])
+
+
+def test_collate_fn_and_the_public_properties():
+    torch.manual_seed(0)
+    graph = Data(edge_index=erdos_renyi_graph(30, 0.2), num_nodes=30)
+    data = LiftToCliqueComplex(max_order=2)(graph)
+    loader = SimplicialNeighborLoader(data, [-1], order=1, batch_size=8)
+    for i, batch in enumerate(loader):  # (seeds in order: no shuffle)
+        direct = loader.collate_fn(list(range(8 * i, 8 * i + batch.batch_size)))
+        assert sorted(direct.keys()) == sorted(batch.keys())
+        for key in batch.keys():
+            same = torch.equal if isinstance(batch[key], torch.Tensor) else eq
+            assert same(direct[key], batch[key]), key
+    rows = edge_rows(data.edge_index, data.num_simplices(0))
+    assert all(torch.equal(a, b) for a, b in zip(loader.edge_rows, rows))
+    data.z = torch.zeros(data.num_simplices(2))  # (set after the loader was made)
+    assert loader.attr_orders['z'] == 2
+    loader.transform = lambda batch: batch.update(dict(tag=torch.ones(1)))
+    assert torch.equal(next(iter(loader)).tag, torch.ones(1))
+    with pytest.raises(TypeError, match="transform"):
+        loader.transform = 5
