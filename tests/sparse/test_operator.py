@@ -818,6 +818,19 @@ def test_one_block_expansion_is_kept():
             ('expand', groups)]
 
 
+@pytest.mark.parametrize('layout', ['coo', 'csr', 'bool'])
+def test_from_adj_of_integer_and_bool_sparse_tensors(layout):
+    # PyG's transposed adjacency with integer or bool values (a path no test ran):
+    # the operator holds them as floats, entry for entry.
+    torch.manual_seed(0)
+    dense = torch.randint(-3, 4, (6, 6)) * (torch.rand(6, 6) < 0.4)
+    dense = dense != 0 if layout == 'bool' else dense
+    adj = dense.to_sparse_csr() if layout == 'csr' else dense.to_sparse_coo()
+    op = SparseOperator.from_adj(adj, None, 6)
+    assert op.weight.dtype == torch.float32
+    assert torch.equal(op.to_dense(), dense.float())
+
+
 def test_a_few_shifted_forms_are_kept():
     # Each eps seen kept its shifted copy of the values for as long as the
     # operator lived (a sweep of eps grew memory without bound); the latest four
