@@ -65,8 +65,8 @@ test-without:
 
 # The suite at the lowest versions pyproject.toml allows (each `name>=X` pinned to
 # `name==X`, as pip constraints) in a virtual environment of its own, beside PyTorch
-# $(TORCH_SPEC), without torch_scatter/torch_sparse: about 1 minute of downloads and
-# 7 of tests on 2 cores. Not part of `make test` (CI), to keep CI under 10 minutes.
+# $(TORCH_SPEC), without torch_scatter/torch_sparse: about 5.5 minutes on 2 cores from
+# scratch, 1 of them downloads. Not part of `make test` (CI), to keep CI under 10 minutes.
 FLOORS_VENV ?= .venv-floors
 
 test-floors:

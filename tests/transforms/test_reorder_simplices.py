@@ -6,6 +6,7 @@ import scipy.spatial
 import torch
 from torch_geometric.data import Batch, Data
 from torch_geometric.loader import DataLoader
+from torch_geometric.transforms import Compose
 from torch_geometric.utils import erdos_renyi_graph
 
 from torch_geometric_san.data import SimplicialComplexData
@@ -184,6 +185,12 @@ def test_an_attribute_of_an_ambiguous_length_is_copied_with_a_warning(cycle_with
                                          "edge_index's columns") as record:
         out = ReorderSimplices()(lifted)
     assert len(record) == 1
+    # at the user's line, also through PyG's BaseTransform.__call__ and Compose
+    # (it named PyG's base_transform.py)
+    assert record[0].filename == __file__
+    with pytest.warns(UserWarning, match="'weight' unchanged") as record:
+        Compose([ReorderSimplices()])(lifted)
+    assert [w.filename for w in record] == [__file__]
     assert torch.equal(out.edge_weight, graph.edge_weight)
     assert torch.equal(out.weight, graph.weight)
 
