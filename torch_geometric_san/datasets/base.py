@@ -210,7 +210,12 @@ class SharedComplexDataset(InMemoryDataset):
     infinite, operators that are not those of the complex's simplices or that
     orient a simplex otherwise than :meth:`process` does, another
     number of items where the dataset knows it) is named in a warning and
-    processed again.
+    processed again. (The checks of the tensors against what :meth:`process`
+    writes, their dtypes, shapes and finite values, and of the orientation are
+    the dataset's own, :meth:`_check_processed` and :meth:`_processed_complex`:
+    the package's datasets have them; a subclass of this class that does not
+    define them gets the checks of the file's structure and of the complex's
+    validity only.)
 
     Args:
         root (str or os.PathLike): Root directory of the dataset.
