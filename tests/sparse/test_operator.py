@@ -818,6 +818,25 @@ def test_one_block_expansion_is_kept():
             ('expand', groups)]
 
 
+@pytest.mark.parametrize('grads', [(True, False), (False, True)])
+def test_sddmm_gradient_of_one_operand(grads):
+    # Only one operand requiring its gradient (a path no test ran): that one gets
+    # the gradient of the gathered products, the other none.
+    torch.manual_seed(0)
+    index = torch.randint(0, 6, (2, 15))
+    op = SparseOperator.from_index(index, torch.randn(15, dtype=torch.float64), 6)
+    a, b = (torch.randn(6, 4, dtype=torch.float64, requires_grad=g) for g in grads)
+    out = op.sddmm(a, b)
+    grad = torch.randn_like(out)
+    out.backward(grad)
+    a_ref, b_ref = (t.detach().requires_grad_() for t in (a, b))
+    ref = (a_ref[op.index[1]] * b_ref[op.index[0]]).sum(1)
+    ref.backward(grad)
+    assert torch.allclose(out, ref)
+    for t, t_ref, needed in ((a, a_ref, grads[0]), (b, b_ref, grads[1])):
+        assert torch.allclose(t.grad, t_ref.grad) if needed else t.grad is None
+
+
 @pytest.mark.parametrize('layout', ['coo', 'csr', 'bool'])
 def test_from_adj_of_integer_and_bool_sparse_tensors(layout):
     # PyG's transposed adjacency with integer or bool values (a path no test ran):
