@@ -15,7 +15,7 @@ from torch_geometric.data.storage import GlobalStorage
 
 from torch_geometric_san.data import _interop, algebra
 from torch_geometric_san.sparse import SimplicialOperators, SparseOperator
-from torch_geometric_san.utils.validation import (FLOAT_DTYPES, check_batch,
+from torch_geometric_san.utils.validation import (check_arithmetic_dtype, check_batch,
                                                   check_bool, check_dense,
                                                   check_float_dtype, check_has_data,
                                                   check_edge_index, check_int,
@@ -1464,9 +1464,7 @@ def _check_attributes(kwargs: Dict[str, Any], sizes: List[int],
                 raise TypeError(f"{key} must be a tensor or an array, not "
                                 f"{type(value).__name__}")
             check_dense(value, key)
-            if value.is_floating_point() and value.dtype not in FLOAT_DTYPES:
-                raise TypeError(f"{key} is {value.dtype}, in which torch has no "
-                                f"arithmetic: convert it (e.g. to float32)")
+            check_arithmetic_dtype(value, key)
             if value.dim() != 2:
                 raise ValueError(f"{key} must have shape [N_{k}, F] = [{sizes[k]}, F], "
                                  f"got {list(value.shape)} (use .view(-1, 1) for one "

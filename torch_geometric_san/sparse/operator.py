@@ -15,8 +15,8 @@ from torch_geometric.utils import is_torch_sparse_tensor, to_edge_index
 from torch_geometric.utils.sparse import index2ptr
 
 from torch_geometric_san.sparse.compiled import available_for
-from torch_geometric_san.utils.validation import (FLOAT_DTYPES, check_bool,
-                                                  check_float_dtype,
+from torch_geometric_san.utils.validation import (FLOAT_DTYPE_NAMES, FLOAT_DTYPES,
+                                                  check_bool, check_float_dtype,
                                                   check_has_data,
                                                   check_int, check_real, check_slope,
                                                   check_sparse_precision)
@@ -639,7 +639,7 @@ class SparseOperator(_Immutable):
         device, dtype, non_blocking, _ = torch._C._nn._parse_to(*args, **kwargs)
         if dtype is not None and dtype not in FLOAT_DTYPES:
             raise TypeError(f"the values of an operator must be floating-point, got "
-                            f"{dtype} (float16, bfloat16, float32 or float64 are)")
+                            f"{dtype} ({FLOAT_DTYPE_NAMES} are)")
         index = self.index.to(device=device, non_blocking=non_blocking)
         convert = (lambda t: None if t is None else t.to(
             device=device, dtype=dtype, non_blocking=non_blocking))

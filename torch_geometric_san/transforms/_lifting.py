@@ -11,9 +11,9 @@ from torch_geometric.data import Batch, Data
 from torch_geometric.transforms import BaseTransform
 
 from torch_geometric_san.data import SimplicialComplexData, algebra
-from torch_geometric_san.utils.validation import (FLOAT_DTYPES, check_bool,
-                                                  check_float_dtype, check_has_data,
-                                                  check_int)
+from torch_geometric_san.utils.validation import (FLOAT_DTYPE_NAMES, FLOAT_DTYPES,
+                                                  check_bool, check_float_dtype,
+                                                  check_has_data, check_int)
 
 #: The ways node features are lifted to the simplices above them.
 REDUCES = ('mean', 'sum')
@@ -198,9 +198,8 @@ def _check_pos(pos: Any) -> np.ndarray:
     if pos is None:
         raise ValueError("the point cloud has no 'pos' (point coordinates [N, D])")
     if not isinstance(pos, Tensor) or pos.dtype not in FLOAT_DTYPES or pos.is_nested:
-        raise TypeError(f"pos must be a floating tensor [N, D] (float16, bfloat16, "
-                        f"float32 or float64), got "
-                        f"{getattr(pos, 'dtype', type(pos).__name__)}")
+        raise TypeError(f"pos must be a floating tensor [N, D] ({FLOAT_DTYPE_NAMES}), "
+                        f"got {getattr(pos, 'dtype', type(pos).__name__)}")
     if pos.dim() != 2 or pos.size(1) == 0:
         raise ValueError(f"pos must have shape [N, D], got {list(pos.shape)}")
     check_has_data(pos, 'pos')

@@ -176,6 +176,9 @@ def check_dropout(value: Any, name: str) -> float:
 
 #: The floating dtypes of the complexes' values and the layers' signals.
 FLOAT_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+#: Their names, for the error messages: "float16, bfloat16, float32 or float64".
+FLOAT_DTYPE_NAMES = (', '.join(str(d).removeprefix('torch.') for d in FLOAT_DTYPES[:-1])
+                     + f" or {str(FLOAT_DTYPES[-1]).removeprefix('torch.')}")
 
 
 def check_float_dtype(dtype: Any, name: str = "dtype") -> torch.dtype:
@@ -194,9 +197,25 @@ def check_float_dtype(dtype: Any, name: str = "dtype") -> torch.dtype:
         TypeError: If it is not one of these.
     """
     if dtype not in FLOAT_DTYPES:
-        raise TypeError(f"{name} must be a floating torch.dtype (float16, bfloat16, "
-                        f"float32 or float64), not {dtype!r}")
+        raise TypeError(f"{name} must be a floating torch.dtype ({FLOAT_DTYPE_NAMES}), "
+                        f"not {dtype!r}")
     return dtype
+
+
+def check_arithmetic_dtype(value: torch.Tensor, name: str) -> None:
+    r"""Checks that a floating-point :obj:`value` is of a dtype torch computes in
+    (:data:`FLOAT_DTYPES`; the float8 types have no arithmetic).
+
+    Args:
+        value (torch.Tensor): The tensor.
+        name (str): Its name, for the error message.
+
+    Raises:
+        TypeError: If it is floating-point in another dtype.
+    """
+    if value.is_floating_point() and value.dtype not in FLOAT_DTYPES:
+        raise TypeError(f"{name} is {value.dtype}, in which torch has no arithmetic: "
+                        f"convert it to {FLOAT_DTYPE_NAMES}")
 
 
 def check_float_tensor(value: Any, name: str) -> torch.Tensor:
@@ -217,9 +236,7 @@ def check_float_tensor(value: Any, name: str) -> torch.Tensor:
     if not isinstance(value, torch.Tensor) or not value.is_floating_point():
         got = value.dtype if isinstance(value, torch.Tensor) else type(value).__name__
         raise TypeError(f"'{name}' must be a floating-point tensor (got {got})")
-    if value.dtype not in FLOAT_DTYPES:
-        raise TypeError(f"'{name}' is {value.dtype}, in which torch has no arithmetic: "
-                        f"convert it to float16, bfloat16, float32 or float64")
+    check_arithmetic_dtype(value, f"'{name}'")
     if value.layout != torch.strided or value.is_nested:
         found = 'nested' if value.is_nested else value.layout
         raise TypeError(f"'{name}' must be a dense tensor (got a {found} one: "
