@@ -1,4 +1,5 @@
 from fractions import Fraction
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -76,35 +77,40 @@ def test_dropout_rejects_bad_input(args, error, match):
 
 
 
-@pytest.mark.parametrize('mkl,platform,vendor,expected', [
-    (False, 'linux', 'GenuineIntel', True),  # no MKL: always per element
-    (True, 'linux', 'AuthenticAMD', True),
-    (True, 'linux', 'GenuineIntel', False),
-    (True, 'linux', None, False),  # no vendor line: counted as Intel
-    (True, 'linux', 'missing', False),  # no /proc/cpuinfo
-    (True, 'darwin', 'AuthenticAMD', False),  # vendor not read off Linux
+@pytest.mark.parametrize('draw,extra,expected', [
+    (torch.float64, 0, True),  # one uniform double per entry: the per-element path
+    (torch.float32, 0, False),  # other numbers (as MKL's path, e.g. PyTorch 2.4's)
+    (torch.float64, 1, False),  # the same mask, but the generator left elsewhere
 ])
-def test_bernoulli_path_by_cpu_vendor(monkeypatch, tmp_path, mkl, platform, vendor,
-                                      expected):
-    cpuinfo = tmp_path / 'cpuinfo'
-    if vendor != 'missing':
-        cpuinfo.write_text('processor\t: 0\n' +
-                           (f'vendor_id\t: {vendor}\n' if vendor else ''))
-    monkeypatch.setattr(torch.backends.mkl, 'is_available', lambda: mkl)
-    monkeypatch.setattr(functional.sys, 'platform', platform)
-    monkeypatch.setattr(functional, 'Path', lambda _: cpuinfo)
+def test_the_bernoulli_path_is_asked_of_pytorch(monkeypatch, draw, extra, expected):
+    # (session 31: a vendor rule read from /proc/cpuinfo, right for PyTorch 2.13,
+    # sent PyTorch 2.4 on an AMD CPU down the package's path, whose masks then
+    # differed from F.dropout's)
+    def bernoulli_(self, p, generator=None):
+        uniform = torch.empty(self.numel() + extra, dtype=draw).uniform_(
+            generator=generator)
+        return self.copy_((uniform[:self.numel()] < p).view(self.shape))
+
+    monkeypatch.setattr(torch.Tensor, 'bernoulli_', bernoulli_)
     functional._bernoulli_per_element.cache_clear()
     try:
         assert functional._bernoulli_per_element() is expected
+        state = torch.random.get_rng_state()
+        functional._bernoulli_per_element.cache_clear()
+        functional._bernoulli_per_element()
+        assert torch.equal(torch.random.get_rng_state(), state)  # (PyTorch's untouched)
     finally:
         functional._bernoulli_per_element.cache_clear()
 
+
 def test_own_mask_where_pytorch_draws_per_entry(monkeypatch):
-    # Where PyTorch's CPU bernoulli_ takes its per-element path (not an Intel CPU
-    # with MKL), contiguous CPU inputs take the package's mask, not F.dropout.
+    # Where PyTorch's CPU bernoulli_ takes its per-element path (e.g. PyTorch 2.13
+    # not on an Intel CPU with MKL), contiguous CPU inputs take the package's
+    # mask, not F.dropout.
     if not functional._bernoulli_per_element():
-        pytest.skip("PyTorch's bernoulli_ takes MKL's path on this CPU (Intel with "
-                    "MKL), so dropout calls torch.nn.functional.dropout")
+        pytest.skip("PyTorch's bernoulli_ does not take its per-element path here "
+                    "(e.g. MKL's on an Intel CPU), so dropout calls "
+                    "torch.nn.functional.dropout")
 
     def fail(*args, **kwargs):
         raise AssertionError("torch.nn.functional.dropout was called")
@@ -113,6 +119,22 @@ def test_own_mask_where_pytorch_draws_per_entry(monkeypatch):
     assert dropout(torch.ones(10, 3), 0.5).shape == (10, 3)
     with pytest.raises(AssertionError, match="was called"):
         dropout(torch.ones(10, 3).t(), 0.5)
+
+
+def test_pytorch_dropout_where_it_does_not_draw_per_entry(monkeypatch):
+    calls = []
+
+    def counted(*args, **kwargs):
+        calls.append(args)
+        return F.dropout(*args, **kwargs)
+
+    monkeypatch.setattr(functional, '_bernoulli_per_element', lambda: False)
+    monkeypatch.setattr(functional, 'F', SimpleNamespace(dropout=counted))
+    x = torch.randn(10, 3)
+    torch.manual_seed(1)
+    out = dropout(x, 0.5)
+    torch.manual_seed(1)
+    assert torch.equal(out, F.dropout(x, 0.5)) and len(calls) == 1
 
 
 def row_signs(x):

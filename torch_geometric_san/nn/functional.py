@@ -1,7 +1,5 @@
 r"""Functions the layers and models of the package share."""
 import functools
-import sys
-from pathlib import Path
 from typing import Callable, Sequence
 
 import torch
@@ -17,23 +15,31 @@ __all__ = ["dropout", "odd_activation", "tie_gradients"]
 _CHUNK = 1 << 16
 
 
+#: Entries of the masks that :func:`_bernoulli_per_element` draws both ways.
+_PROBE = 64
+
+
 @functools.lru_cache(maxsize=None)
 def _bernoulli_per_element() -> bool:
-    # Whether PyTorch's CPU bernoulli_ with a scalar probability takes its
-    # per-element path, which draws one uniform double per entry from the
-    # generator as uniform_ in float64 does: always without MKL, and with MKL on
-    # CPUs other than Intel's (ATen asks cpuinfo for the vendor). Where the
-    # vendor cannot be read (not Linux), MKL builds count as Intel. Read on the
-    # first dropout on the CPU, not when the package is imported.
-    if not torch.backends.mkl.is_available():
-        return True
-    cpuinfo = Path('/proc/cpuinfo')
-    if not sys.platform.startswith('linux') or not cpuinfo.exists():
-        return False
-    for line in cpuinfo.read_text(errors='replace').splitlines():
-        if line.startswith('vendor_id'):
-            return line.split(':', 1)[1].strip() != 'GenuineIntel'
-    return False
+    # Whether PyTorch's CPU bernoulli_ with a scalar probability, which
+    # F.dropout fills its mask with, takes its per-element path: one uniform
+    # double per entry from the generator, as uniform_ in float64 draws them,
+    # compared with the probability. Which path it takes depends on the version,
+    # the build and the CPU (PyTorch 2.13 takes it without MKL and, with MKL, on
+    # CPUs other than Intel's; 2.4 takes MKL's wherever it has MKL), so it is
+    # asked: a small mask drawn both ways from two private generators in one
+    # state, for both dtypes, must agree, as must the generators' states after.
+    # Once, on the first dropout on the CPU; PyTorch's generator is not touched.
+    for dtype in (torch.float32, torch.float64):
+        mine, theirs = (torch.Generator().manual_seed(0) for _ in range(2))
+        mask = torch.empty(_PROBE, dtype=dtype, device='cpu').bernoulli_(
+            0.5, generator=theirs)
+        uniform = torch.empty(_PROBE, dtype=torch.float64, device='cpu').uniform_(
+            generator=mine)
+        if not (torch.equal(mask, (uniform < 0.5).to(dtype))
+                and torch.equal(mine.get_state(), theirs.get_state())):
+            return False
+    return True
 
 
 def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
@@ -43,17 +49,17 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
     same state of PyTorch's generator), and faster on some CPUs.
 
     PyTorch's CPU dropout fills its mask with
-    :meth:`torch.Tensor.bernoulli_`, which on CPUs other than Intel's (and in
-    builds without MKL) takes a per-element path: one uniform double per
-    entry, compared with the keep probability. Where PyTorch takes that path,
-    this function draws the same doubles with :meth:`torch.Tensor.uniform_`
-    (in chunks, so that they take bounded memory) and compares them itself:
-    the same mask in about half the time on such a CPU
-    (``benchmarks/dropout.py`` measures both; the tests check that the
-    outputs are equal).
-    Elsewhere (Intel CPUs with MKL, other devices, non-contiguous inputs and
-    under :func:`torch.compile`) it calls
-    :func:`torch.nn.functional.dropout`.
+    :meth:`torch.Tensor.bernoulli_`, which in some versions, builds and CPUs
+    takes a per-element path: one uniform double per entry, compared with the
+    keep probability (PyTorch 2.13 does so on CPUs other than Intel's and in
+    builds without MKL). Where PyTorch takes that path (asked once, by
+    drawing a small mask both ways from private generators), this function
+    draws the same doubles with :meth:`torch.Tensor.uniform_` (in chunks, so
+    that they take bounded memory) and compares them itself: the same mask in
+    about half the time on such a CPU (``benchmarks/dropout.py`` measures
+    both; the tests check that the outputs are equal).
+    Elsewhere (MKL's path, other devices, non-contiguous inputs and under
+    :func:`torch.compile`) it calls :func:`torch.nn.functional.dropout`.
 
     Args:
         x (torch.Tensor): The input, any shape. It is not modified.
