@@ -659,8 +659,13 @@ def _check_processed_tensor(name: str, value: Any, dtype: torch.dtype,
         raise ValueError(f"'{name}' must be {dtype} of shape {want} (got {got})")
     if value.is_floating_point() and not bool(torch.isfinite(value).all()):
         raise ValueError(f"'{name}' holds NaN or infinite values")
-    if values is not None and not bool(torch.isin(value, torch.tensor(values)).all()):
-        raise ValueError(f"'{name}' holds values other than {list(values)}")
+    if values is not None:
+        # (one value at a time: PyTorch 2.4's torch.isin has no half-precision kernel)
+        allowed = torch.zeros_like(value, dtype=torch.bool)
+        for v in values:
+            allowed |= value == v
+        if not bool(allowed.all()):
+            raise ValueError(f"'{name}' holds values other than {list(values)}")
 
 
 def _first_line(error: Exception) -> str:
