@@ -512,13 +512,18 @@ class SparseOperator(_Immutable):
         elif not isinstance(t_value, Tensor) or t_value.shape != value.shape:
             raise ValueError(f"'t_value' must be transpose_values(value), of shape "
                              f"{list(value.shape)}")
-        if hops:  # (A^0 x = x, whose tangent stays)
-            _refuse_transforms('matmul', x, value)
-        if hops > 1 and not value.requires_grad:
-            return _spmm_power(*self.structure(), value, t_value, x, hops)
-        for _ in range(hops):
-            x = _spmm(*self.structure(), value, t_value, x)
-        return x
+        if not hops:  # (A^0 x = x, whose tangent stays)
+            return x
+        _refuse_transforms('matmul', x, value)
+        try:
+            if hops > 1 and not value.requires_grad:
+                return _spmm_power(*self.structure(), value, t_value, x, hops)
+            for _ in range(hops):
+                x = _spmm(*self.structure(), value, t_value, x)
+            return x
+        except RuntimeError as error:
+            _refuse_old_transforms('matmul', error)
+            raise
 
     def sddmm(self, a: Tensor, b: Tensor) -> Tensor:
         r"""The sampled product :math:`\langle \mathbf{a}_i, \mathbf{b}_j
@@ -530,7 +535,11 @@ class SparseOperator(_Immutable):
                              f"{list(a.shape)} {a.dtype} and {list(b.shape)} {b.dtype})")
         check_sparse_precision(a)
         _refuse_transforms('sddmm', a, b)
-        return _sddmm(*self.structure(), a, b)
+        try:
+            return _sddmm(*self.structure(), a, b)
+        except RuntimeError as error:
+            _refuse_old_transforms('sddmm', error)
+            raise
 
     def matmul_grouped(self, value: Tensor, x: Tensor) -> Tensor:
         r"""The products of :math:`G` operators with this pattern, each with
@@ -857,6 +866,20 @@ def _refuse_transforms(product: str, *operands: Tensor) -> None:
             f"jacfwd, torch.autograd.forward_ad): its operands carry tangents that it "
             f"would drop; use reverse mode (loss.backward(), torch.autograd.grad, "
             f"torch.autograd.functional.jacobian)")
+
+
+def _refuse_old_transforms(product: str, error: RuntimeError) -> None:
+    # PyTorch 2.4 runs the custom operators' autograd Function under any of
+    # torch.func's transforms but vmap, where the Function stops on PyTorch's
+    # message about setup_context even when nothing is differentiated by the
+    # operands (from PyTorch 2.5 it runs them without autograd then).
+    if 'setup_context' in str(error):
+        raise NotImplementedError(
+            f"SparseOperator.{product} does not run under torch.func's transforms "
+            f"other than vmap with PyTorch {torch.__version__} (its custom operators "
+            f"cannot); they run where no operand is differentiated from PyTorch 2.5. "
+            f"Use loss.backward() or torch.autograd.grad "
+            f"(torch.autograd.functional.jacobian for a Jacobian)") from error
 
 
 def _tracks_gradient(tensor: Tensor) -> bool:
