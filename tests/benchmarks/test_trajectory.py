@@ -165,7 +165,8 @@ def test_workers_and_report_only(trajectory, tmp_path):
     assert trajectory.TARGETS_TITLE in text
 
 
-def test_compiled_training_matches_eager(trajectory, tmp_path):
+def test_compiled_training_matches_eager(trajectory, tmp_path,
+                                        inductor_compiles_the_layer):
     # --compile trains the same model as eager mode: dropout draws from PyTorch's
     # generator (Inductor's fallback_random, which the script sets and the test's
     # config patch restores afterwards).

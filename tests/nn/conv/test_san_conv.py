@@ -482,7 +482,8 @@ def test_operators_first_used_in_inference_mode_train(config):
 # derived by an eager call before (they are then inputs of the compiled graph).
 @pytest.mark.parametrize('config,in_channels', [(CONFIGS[1], 3), (CONFIGS[7], 6),
                                                 (CONFIGS[0], 6), (CONFIGS[5], 3)])
-def test_torch_compile_gives_the_same_output(kit, config, in_channels):
+def test_torch_compile_gives_the_same_output(kit, config, in_channels,
+                                            inductor_compiles_the_layer):
     data = kit.delaunay(8, seed=9)
     ops = kit.operators(data, 1)
     x = torch.randn(data.num_simplices(1), in_channels, dtype=torch.float64,
