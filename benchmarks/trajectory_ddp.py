@@ -295,7 +295,12 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, list]:
         # The DDP wrapper is freed when train() returns, before the process
         # group: destroyed last by the wrapper (with the GIL held), a gloo group
         # can deadlock with its worker threads.
-        return train(args, rank, world, device)
+        history = train(args, rank, world, device)
+        # Every process then destroys its group together with the others: with
+        # PyTorch 2.5, rank 0 (still saving the weights) hung now and then in
+        # destroy_process_group once the others had destroyed theirs and left.
+        dist.barrier()
+        return history
     finally:
         if dist.is_initialized():
             dist.destroy_process_group()
