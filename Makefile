@@ -67,6 +67,8 @@ test-without:
 # `name==X`, as pip constraints) in a virtual environment of its own, beside PyTorch
 # $(TORCH_SPEC), without torch_scatter/torch_sparse: about 5.5 minutes on 2 cores from
 # scratch, 1 of them downloads. Not part of `make test` (CI), to keep CI under 10 minutes.
+# PyTorch's own floor: TORCH_SPEC=torch==2.4.0 FLOORS_VENV=.venv-floors-torch (from PyPI
+# that is the CUDA build, with about 3.5 GB of NVIDIA packages; it runs on the CPU).
 FLOORS_VENV ?= .venv-floors
 
 test-floors:

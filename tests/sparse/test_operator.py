@@ -680,7 +680,8 @@ def test_largest_eigenvalue_of_entries_far_from_one(scale):
     from torch_geometric_san.sparse import largest_eigenvalue
     if scale < np.finfo(np.float64).tiny and (np.array([scale]) * np.ones(1))[0] == 0:
         pytest.skip("this process flushes subnormal numbers to zero (e.g. after "
-                    "PyTorch 2.5's Inductor loaded a kernel built with -ffast-math)")
+                    "the Inductor of PyTorch 2.4 or 2.5 loaded a kernel built with "
+                    "-ffast-math)")
     n = 700
     path = sp.diags_array([np.full(n - 1, -1.0), np.full(n, 2.0), np.full(n - 1, -1.0)],
                           offsets=[-1, 0, 1]).tocsr()
