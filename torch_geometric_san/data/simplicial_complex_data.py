@@ -76,6 +76,11 @@ class _ComplexStorage(GlobalStorage):
                 "liftings, or torch_geometric_san.data.pad_order), or batch them with "
                 "torch_geometric_san.data.batch_complexes") from None
 
+    # (Membership read off the mapping, not by catching the KeyError above: under
+    # torch.compile, torch 2.9's Dynamo failed on the raised MixedOrderError.)
+    def __contains__(self, key: object) -> bool:
+        return key in self._mapping
+
     # PyG tells node from edge attributes by their sizes, which the attributes of the
     # complex itself can share by chance (B_1 has two entries per edge, as many as
     # the columns of a lifted graph's edge_index; x_1 may have N_0 rows): they are
