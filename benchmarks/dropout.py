@@ -2,15 +2,15 @@
 
 ``torch.nn.functional.dropout`` fills its CPU mask with ``bernoulli_``, which in
 PyTorch 2.13 on CPUs other than Intel's (and without MKL) draws one uniform double
-per entry in a per-element loop (the package asks PyTorch which path it takes). ``torch_geometric_san.nn.functional.dropout`` (used by SANConv
-on the attention coefficients and by SAN and MultiOrderSAN on each layer's
-output) draws the same doubles with ``uniform_`` and compares them itself: the
-same output bit for bit (checked here on every shape, and by the tests). Both are
-timed, forward + backward, alternated step by step in one process with one torch
-thread, on the features of Table 1's layer (32 signals on the 1051 edges of
-synthetic flow, 4 features) and on a larger array. Where PyTorch takes MKL's
-path (an Intel CPU with MKL; PyTorch 2.4 with MKL on any CPU) the package calls
-PyTorch's dropout.
+per entry in a per-element loop (the package asks PyTorch which path it takes).
+``torch_geometric_san.nn.functional.dropout`` (used by SANConv on the attention
+coefficients and by SAN and MultiOrderSAN on each layer's output) draws the same
+doubles with ``uniform_`` and compares them itself: the same output bit for bit
+(checked here on every shape, and by the tests). Both are timed, forward +
+backward, alternated step by step in one process with one torch thread, on the
+features of Table 1's layer (32 signals on the 1051 edges of synthetic flow, 4
+features) and on a larger array. Where PyTorch takes MKL's path (an Intel CPU with
+MKL; PyTorch 2.4 and 2.5 with MKL on any CPU) the package calls PyTorch's dropout.
 
 Writes its table to docs/results.md (``--no-results`` to skip)::
 

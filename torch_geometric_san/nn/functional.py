@@ -24,12 +24,13 @@ def _bernoulli_per_element() -> bool:
     # Whether PyTorch's CPU bernoulli_ with a scalar probability, which
     # F.dropout fills its mask with, takes its per-element path: one uniform
     # double per entry from the generator, as uniform_ in float64 draws them,
-    # compared with the probability. Which path it takes depends on the version,
-    # the build and the CPU (PyTorch 2.13 takes it without MKL and, with MKL, on
-    # CPUs other than Intel's; 2.4 takes MKL's wherever it has MKL), so it is
-    # asked: a small mask drawn both ways from two private generators in one
-    # state, for both dtypes, must agree, as must the generators' states after.
-    # Once, on the first dropout on the CPU; PyTorch's generator is not touched.
+    # compared with the probability. Which path it takes depends on the
+    # version, the build and the CPU (PyTorch 2.13 takes it without MKL and,
+    # with MKL, on CPUs other than Intel's; 2.4 and 2.5 take MKL's wherever
+    # they have it), so it is asked: a small mask drawn both ways from two
+    # private generators in one state, for both dtypes, must agree, as must the
+    # generators' states after. Once, on the first dropout on the CPU;
+    # PyTorch's generator is not touched.
     for dtype in (torch.float32, torch.float64):
         mine, theirs = (torch.Generator().manual_seed(0) for _ in range(2))
         mask = torch.empty(_PROBE, dtype=dtype, device='cpu').bernoulli_(
