@@ -219,8 +219,8 @@ def inductor_compiles_the_layer():
     r"""Skips a test that compiles SANConv's backward with Inductor on the CPU
     under PyTorch 2.5 and 2.6, whose C++ code generation stops there on an
     internal assertion (``CppTile2DKernel.store``: an atomic add in a tiled
-    loop; found with 2.5.0, 2.5.1 and 2.6.0, not with 2.4 or 2.13; 2.7 to 2.12
-    not tried)."""
+    loop; found with 2.5.0, 2.5.1 and 2.6.0, not with 2.4, 2.7.1, 2.9.0 or
+    2.13)."""
     if (2, 5) <= torch.__version__ < (2, 7):
         pytest.skip(f"PyTorch {torch.__version__}'s Inductor cannot generate the CPU "
                     f"code of SANConv's backward (an internal assertion in "
