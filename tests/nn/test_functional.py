@@ -76,7 +76,6 @@ def test_dropout_rejects_bad_input(args, error, match):
         dropout(*args)
 
 
-
 @pytest.mark.parametrize('draw,extra,expected', [
     (torch.float64, 0, True),  # one uniform double per entry: the per-element path
     (torch.float32, 0, False),  # other numbers (as MKL's path, e.g. PyTorch 2.4's)

@@ -748,7 +748,8 @@ def test_forward_mode_derivatives_are_refused_not_dropped():
     assert torch.equal(jvp(lambda x: op.matmul(x, hops=0), (x, ), (x, ))[1], x)
     xs = torch.randn(4, 3, 2, dtype=torch.float64)
     runs_from_2_5(lambda: jvp(lambda w: vmap(op.matmul)(xs) * w, (torch.ones(()), ),
-                              (torch.ones(()), ))[1].double(), dense @ xs)
+                              (torch.ones(()), ))[1].double(),
+                  dense @ xs)
     with pytest.raises(NotImplementedError, match=match.format('matmul')):
         jvp(vmap(op.matmul), (xs, ), (xs, ))
     # torch.func's gradients by an operand stopped on torch's message about
